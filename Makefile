@@ -1,0 +1,56 @@
+# The course's commands. Only Python 3.10-3.12 and make are needed; everything else goes in .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Fast mode and two logical CPU devices standing in for two accelerators, as in CI.
+TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0 MPLBACKEND=Agg
+FAST ?= 1
+DEVICES ?= 2
+
+.PHONY: setup test unit notebook lint run lab template outputs clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 10) <= v <= (3, 12) else "Python 3.10-3.12 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -c "import helpers, tensorflow, nbval"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+lint: setup
+	$(BIN)/ruff check helpers tests tools notebooks
+
+test: setup lint
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile \
+		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
+		--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
+		tests notebooks
+
+unit: setup
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing tests
+
+# One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
+notebook: setup
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 MPLBACKEND=Agg $(BIN)/python -m pytest \
+		--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
+
+run: setup
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 MPLBACKEND=Agg $(BIN)/python tools/run_notebooks.py
+
+lab: setup
+	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/jupyter lab notebooks
+
+# Rewrite the badges and the setup cell of every notebook from pyproject.toml's Repository URL.
+template: setup
+	$(BIN)/python tools/template.py --fix
+
+# Re-execute every notebook in place (fast mode, CI's devices) so the stored outputs are current.
+outputs: setup
+	$(TEST_ENV) $(BIN)/python tools/template.py --execute
+
+clean:
+	rm -rf build .coverage

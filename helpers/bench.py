@@ -1,0 +1,128 @@
+"""The course's measurements outside a notebook: `python -m helpers.bench NAME [--json]`.
+
+Each benchmark prints a table (or, with --json, one JSON object on stdout) and writes a PNG.
+Fast mode (COURSE_FAST=1) shrinks the work; COURSE_DEVICES splits the device as in the notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+from helpers.course import CourseError
+from helpers.tables import Table
+
+BENCHMARKS = {}
+
+
+@dataclass
+class Result:
+    name: str
+    columns: list[str]
+    rows: list[list]
+    figure: object  # a matplotlib Figure
+
+    def table(self) -> Table:
+        return Table(self.columns, self.rows, title=self.name)
+
+    def as_json(self, png: str) -> dict:
+        return {"benchmark": self.name, "results": [dict(zip(self.columns, r)) for r in self.rows], "png": png}
+
+
+def benchmark(name: str):
+    def register(fn):
+        BENCHMARKS[name] = fn
+        return fn
+    return register
+
+
+def accelerators() -> list[str]:
+    """The CPU plus every physical accelerator present, as device names for tf.device."""
+    import tensorflow as tf
+
+    return ["/CPU:0"] + [f"/GPU:{i}" for i in range(len(tf.config.list_logical_devices("GPU")))]
+
+
+@benchmark("matmul")
+def matmul(fast: bool) -> Result:
+    """(10000x100) @ (100x100000) on every device (100x10000 in fast mode), median of repeats."""
+    import tensorflow as tf
+
+    from helpers.plots import bars
+    from helpers.timing import measure
+
+    n = 10_000 if fast else 100_000
+    rows = []
+    for device in accelerators():
+        with tf.device(device):
+            tf.random.set_seed(0)
+            a = tf.random.uniform((10_000, 100), minval=0, maxval=3.0)
+            b = tf.random.uniform((100, n), minval=0, maxval=3.0)
+            timing = measure(lambda: tf.reduce_sum(a @ b), warmup=1, repeats=3 if fast else 5, name=device)
+            total = float(tf.reduce_sum(a @ b))
+        gflops = 2 * 10_000 * 100 * n / timing.median / 1e9
+        rows.append([device, timing.median, timing.min, timing.max, round(gflops, 1), f"{total:.4e}"])
+    fig = bars([r[0] for r in rows], [r[1] for r in rows], ylabel="seconds (median)",
+               errors=([r[2] for r in rows], [r[3] for r in rows]),
+               title=f"(10000x100) @ (100x{n}) per device")
+    return Result("matmul", ["device", "median_s", "min_s", "max_s", "gflops", "sum"], rows, fig)
+
+
+@benchmark("epoch-time")
+def epoch_time(fast: bool) -> Result:
+    """The Reuters Conv1D model: steady epoch time and samples/s on each device present."""
+    import tensorflow as tf
+
+    from helpers.data import load_reuters, make_dataset
+    from helpers.models import matching_loss, reuters_conv1d
+    from helpers.plots import bars
+    from helpers.timing import EpochTimer
+
+    data = load_reuters()
+    batch, steps = 32, (40 if fast else len(data.x_train) // 32)
+    ds = make_dataset(data.x_train, data.y_train, batch, repeat=True)
+    rows = []
+    for device in accelerators():
+        with tf.device(device):
+            model = reuters_conv1d()
+            model.compile(optimizer="nadam", loss=matching_loss(), metrics=["accuracy"])
+            timer = EpochTimer(samples_per_epoch=steps * batch)
+            model.fit(ds, epochs=3 if fast else 4, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+        rows.append([device, timer.steady_seconds, round(timer.samples_per_second), timer.epoch_seconds[0]])
+    fig = bars([r[0] for r in rows], [r[2] for r in rows], ylabel="samples/s",
+               title=f"Reuters Conv1D, batch {batch}, {steps} steps/epoch")
+    return Result("epoch-time", ["device", "steady_epoch_s", "samples_per_s", "first_epoch_s"], rows, fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="one of: " + ", ".join(sorted(BENCHMARKS)))
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--png", help="where to write the plot (default build/bench/NAME.png)")
+    args = parser.parse_args(argv)
+    if args.name not in BENCHMARKS:
+        parser.error(f"unknown benchmark {args.name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}")
+    import helpers
+
+    try:
+        course = helpers.setup(verbose=False)
+        result = BENCHMARKS[args.name](course.fast)
+    except CourseError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    png = args.png or os.path.join("build", "bench", f"{args.name}.png")
+    os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
+    result.figure.savefig(png, dpi=100)
+    if args.json:
+        print(json.dumps({**result.as_json(png), "fast": course.fast}))
+    else:
+        print(result.table())
+        print(f"plot: {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Data loaders with offline fallbacks, and the tf.data input pipeline in the right order."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+from dataclasses import dataclass
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from helpers.course import CourseError
+
+# The shapes of keras.datasets.reuters.load_data() with its defaults (test_split=0.2).
+REUTERS_TRAIN, REUTERS_TEST = 8982, 2246
+REUTERS_VOCAB, REUTERS_CLASSES = 30982, 46
+DOWNLOAD_TIMEOUT_S = 15
+TOPICAL_SHARE, LABEL_NOISE = 0.12, 0.2  # tuned so the stand-in learns, then overfits, like the real data
+
+
+@dataclass
+class Reuters:
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    vocab_size: int
+    num_classes: int
+    source: str  # says plainly whether this is the real data or the synthetic stand-in
+
+    @property
+    def is_real(self) -> bool:
+        return self.source.startswith("real")
+
+
+def _download_reuters():
+    """keras.datasets.reuters.load_data(), cached in ~/.keras/datasets, with a network timeout."""
+    old = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DOWNLOAD_TIMEOUT_S)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # its "Downloading ..." line
+            return keras.datasets.reuters.load_data()
+    finally:
+        socket.setdefaulttimeout(old)
+
+
+def synthetic_reuters(seed: int = 0):
+    """A deterministic stand-in with the real data's shapes, vocabulary and skewed classes.
+
+    Each class has its own 'topic words' mixed into Zipf-distributed common words, so a model can
+    learn it (and overfit it) much as it does the real newswires. It is NOT real news.
+    """
+    rng = np.random.default_rng(seed)
+    class_weights = 1.0 / np.arange(1, REUTERS_CLASSES + 1) ** 1.1
+    class_weights /= class_weights.sum()
+    topics = rng.integers(3, REUTERS_VOCAB, size=(REUTERS_CLASSES, 40))
+
+    def make(n):
+        labels = rng.choice(REUTERS_CLASSES, size=n, p=class_weights)
+        lengths = np.clip(rng.lognormal(4.6, 0.7, size=n).astype(int), 10, 2000)
+        sequences = []
+        for label, length in zip(labels, lengths):
+            common = np.minimum(rng.zipf(1.3, size=length) + 2, REUTERS_VOCAB - 1)
+            topical = rng.random(length) < TOPICAL_SHARE
+            common[topical] = rng.choice(topics[label], size=int(topical.sum()))
+            sequences.append([1, *common.tolist()])  # 1 = start-of-sequence, as in Keras
+        noisy = rng.random(n) < LABEL_NOISE  # ambiguous wires: why validation loss turns up
+        labels[noisy] = rng.choice(REUTERS_CLASSES, size=int(noisy.sum()), p=class_weights)
+        return sequences, labels.astype(np.int64)
+
+    x_train, y_train = make(REUTERS_TRAIN)
+    x_test, y_test = make(REUTERS_TEST)
+    x_train[0][-1] = REUTERS_VOCAB - 1  # the largest word index appears, as in the real data
+    return (x_train, y_train), (x_test, y_test)
+
+
+def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
+    """Reuters newswires padded to `maxlen`: the real data when it can be had, else the stand-in."""
+    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
+        raise CourseError(f"load_reuters(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
+    source = None
+    if allow_download:
+        try:
+            (x_train, y_train), (x_test, y_test) = _download_reuters()
+            source = "real: keras.datasets.reuters (Reuters newswires, 46 topics)"
+        except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
+            reason = f"download failed: {type(err).__name__}"
+    else:
+        reason = "download not allowed"
+    if source is None:
+        (x_train, y_train), (x_test, y_test) = synthetic_reuters()
+        source = f"SYNTHETIC stand-in, same shapes as Reuters ({reason}); accuracies are not comparable"
+    return Reuters(
+        x_train=pad(x_train, maxlen), y_train=np.asarray(y_train, dtype=np.int64),
+        x_test=pad(x_test, maxlen), y_test=np.asarray(y_test, dtype=np.int64),
+        vocab_size=REUTERS_VOCAB, num_classes=REUTERS_CLASSES, source=source,
+    )
+
+
+def pad(sequences, maxlen: int = 300) -> np.ndarray:
+    """Left-pad (and left-truncate) to `maxlen` int32 tokens, as the seeds' pad_sequences did."""
+    return keras.utils.pad_sequences(sequences, maxlen=maxlen, dtype="int32")
+
+
+def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, repeat: bool = False):
+    """from_tensor_slices -> cache -> shuffle -> batch -> (repeat) -> prefetch.
+
+    cache() comes first so each epoch reshuffles the cached examples; the seeds' cache() after
+    prefetch() froze the first epoch's order forever.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise CourseError(f"make_dataset(batch_size={batch_size!r}): use a whole number >= 1.")
+    if len(x) != len(y):
+        raise CourseError(f"make_dataset(): x has {len(x)} examples but y has {len(y)}; they must match.")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
+    if shuffle:
+        ds = ds.shuffle(buffer_size=len(x), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(batch_size)
+    if repeat:
+        ds = ds.repeat()
+    return ds.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,248 @@
+"""What this runtime has, GPU settings, logical devices, and the distribution strategy to use."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+import tensorflow as tf
+
+from helpers.course import CourseError, check_devices
+from helpers.tables import Table
+
+RESTART = (
+    "TensorFlow has already initialised its devices in this runtime, and they cannot change now. "
+    "Restart the runtime (Colab: Runtime > Restart session; Jupyter: Kernel > Restart) and run "
+    "the notebook from the top: the setup cell must run before anything creates a tensor."
+)
+
+
+def runtime_platform() -> str:
+    """'Colab', 'Kaggle' or 'local', from the variables those services set."""
+    if "COLAB_RELEASE_TAG" in os.environ or "COLAB_GPU" in os.environ:
+        return "Colab"
+    if "KAGGLE_KERNEL_RUN_TYPE" in os.environ or "KAGGLE_URL_BASE" in os.environ:
+        return "Kaggle"
+    return "local"
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def nvidia_smi(query: str = "name,memory.total") -> list[list[str]]:
+    """Rows from `nvidia-smi --query-gpu`, or [] where there is no NVIDIA driver."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [[cell.strip() for cell in line.split(",")] for line in out.strip().splitlines() if line]
+
+
+def tpu_hint() -> str | None:
+    """Why we think a TPU may be attached (its variables or device files), else None."""
+    for name in ("TPU_NAME", "TPU_ACCELERATOR_TYPE", "COLAB_TPU_ADDR"):
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]}"
+    for path in ("/dev/accel0", "/dev/vfio/0"):
+        if os.path.exists(path):
+            return f"{path} exists"
+    return None
+
+
+def describe_runtime() -> Table:
+    """A small table of what this runtime has: where it runs, CPU, GPUs, TPU, versions, devices."""
+    import keras
+
+    rows = [
+        ("platform", runtime_platform()),
+        ("CPU", f"{cpu_name()} ({os.cpu_count()} cores visible)"),
+    ]
+    smi = nvidia_smi()
+    gpus = tf.config.list_physical_devices("GPU")
+    for i, gpu in enumerate(gpus):
+        details = tf.config.experimental.get_device_details(gpu)
+        name = details.get("device_name", gpu.name)
+        memory = f", {smi[i][1]} MiB" if i < len(smi) and len(smi[i]) > 1 else ""
+        cc = details.get("compute_capability")
+        cc_text = f", compute capability {cc[0]}.{cc[1]}" if cc else ""
+        rows.append((f"GPU {i}", f"{name}{memory}{cc_text}"))
+    if not gpus:
+        rows.append(("GPU", "none"))
+    hint = tpu_hint()
+    rows.append(("TPU", f"maybe ({hint}); connect with choose_strategy()" if hint else "none"))
+    rows.append(("TensorFlow", f"{tf.__version__} (built with CUDA: {tf.test.is_built_with_cuda()})"))
+    rows.append(("Keras", keras.__version__))
+    logical = tf.config.list_logical_devices()
+    rows.append(("logical devices", ", ".join(d.name for d in logical)))
+    return Table(["what", "this runtime"], rows, title="Runtime")
+
+
+def configure_gpus(visible=None, memory_growth: bool = False, memory_limit_mb: int | None = None):
+    """Choose which GPUs TensorFlow sees and how it takes their memory. Returns the visible GPUs.
+
+    visible: GPU indices to keep (None keeps all). memory_growth: allocate as needed instead of
+    grabbing the whole card. memory_limit_mb: a fixed cap per GPU. Must run before TF initialises.
+    """
+    if memory_growth and memory_limit_mb is not None:
+        raise CourseError(
+            "configure_gpus(): memory_growth=True and memory_limit_mb cannot be combined; "
+            "pick one (growth shares a card politely, a limit reserves a fixed amount)."
+        )
+    if memory_limit_mb is not None and (
+        isinstance(memory_limit_mb, bool) or not isinstance(memory_limit_mb, int) or memory_limit_mb < 64
+    ):
+        raise CourseError(f"configure_gpus(memory_limit_mb={memory_limit_mb!r}): give whole MiB, at least 64.")
+    gpus = tf.config.list_physical_devices("GPU")
+    if visible is not None:
+        if not isinstance(visible, (list, tuple)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in visible
+        ):
+            raise CourseError(f"configure_gpus(visible={visible!r}): give a list of GPU indices, e.g. [0].")
+        wrong = [i for i in visible if not 0 <= i < len(gpus)]
+        if wrong:
+            raise CourseError(
+                f"configure_gpus(visible={visible!r}): no GPU with index {wrong}; this runtime has "
+                f"{len(gpus)} GPU(s), indices 0..{len(gpus) - 1}."
+            )
+    chosen = gpus if visible is None else [gpus[i] for i in visible]
+    if not gpus:
+        return []
+    try:
+        tf.config.set_visible_devices(chosen, "GPU")
+        for gpu in chosen:
+            if memory_growth:
+                tf.config.experimental.set_memory_growth(gpu, True)
+            elif memory_limit_mb is not None:
+                tf.config.set_logical_device_configuration(
+                    gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=memory_limit_mb)]
+                )
+    except RuntimeError as err:
+        raise CourseError(f"configure_gpus(): {RESTART} (TensorFlow said: {err})") from None
+    return chosen
+
+
+def gpu_memory_mb(index: int = 0) -> int | None:
+    rows = nvidia_smi("memory.total")
+    try:
+        return int(float(rows[index][0]))
+    except (IndexError, ValueError):
+        return None
+
+
+def split_device(n: int, gpu_memory_mb_each: int | None = None):
+    """Split the one GPU (or, without a GPU, the CPU) into `n` logical devices; return them.
+
+    With several real GPUs nothing is split: they already are several devices. Running it again
+    with the same `n` is harmless; a different `n` after TensorFlow initialised needs a restart.
+    """
+    check_devices(n)
+    gpus = tf.config.get_visible_devices("GPU")
+    if len(gpus) > 1:
+        return tf.config.list_logical_devices("GPU")
+    kind, device = ("GPU", gpus[0]) if gpus else ("CPU", tf.config.list_physical_devices("CPU")[0])
+    current = tf.config.get_logical_device_configuration(device)
+    if len(current or [None]) == n:
+        return tf.config.list_logical_devices(kind)
+    if kind == "GPU":
+        total = gpu_memory_mb() or 8192
+        each = gpu_memory_mb_each or max(256, int(total * 0.85) // n)
+        config = [tf.config.LogicalDeviceConfiguration(memory_limit=each) for _ in range(n)]
+    else:
+        config = [tf.config.LogicalDeviceConfiguration() for _ in range(n)]
+    try:
+        tf.config.set_logical_device_configuration(device, config)
+    except RuntimeError as err:
+        have = len(current or [None])
+        raise CourseError(
+            f"split_device({n}): this runtime already has {have} logical {kind} device(s). {RESTART} "
+            f"(TensorFlow said: {err})"
+        ) from None
+    return tf.config.list_logical_devices(kind)
+
+
+@dataclass(frozen=True)
+class StrategyPlan:
+    """Which strategy fits the hardware, on which devices, with which all-reduce, and why."""
+
+    kind: str  # "TPUStrategy", "MirroredStrategy" or "OneDeviceStrategy"
+    devices: tuple[str, ...]
+    cross_device_ops: str | None
+    reason: str
+
+
+def plan_strategy(physical_gpus: int, logical_gpus: list[str], logical_cpus: list[str], tpu: bool) -> StrategyPlan:
+    """TPU > several devices > one GPU > CPU, with a cross-device op that works on that hardware."""
+    if tpu:
+        return StrategyPlan("TPUStrategy", (), None, "a TPU is connected")
+    if len(logical_gpus) > 1:
+        if physical_gpus > 1:
+            return StrategyPlan(
+                "MirroredStrategy", tuple(logical_gpus), "NcclAllReduce",
+                f"{len(logical_gpus)} GPUs; NCCL all-reduce between real cards",
+            )
+        return StrategyPlan(
+            "MirroredStrategy", tuple(logical_gpus), "HierarchicalCopyAllReduce",
+            f"{len(logical_gpus)} logical GPUs carved from one card; NCCL needs separate physical GPUs",
+        )
+    if logical_gpus:
+        return StrategyPlan("OneDeviceStrategy", (logical_gpus[0],), None, "one GPU")
+    if len(logical_cpus) > 1:
+        return StrategyPlan(
+            "MirroredStrategy", tuple(logical_cpus), "ReductionToOneDevice",
+            f"{len(logical_cpus)} logical CPU devices standing in for accelerators; the default "
+            "collective ring fails there with steps_per_execution > 1",
+        )
+    return StrategyPlan("OneDeviceStrategy", (logical_cpus[0] if logical_cpus else "/cpu:0",), None, "CPU only")
+
+
+def connect_tpu():
+    """A TPUStrategy if a TPU is attached and usable here, else None (with the reason printed)."""
+    hint = tpu_hint()
+    if hint is None:
+        return None
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        return tf.distribute.TPUStrategy(resolver)
+    except Exception as err:  # any failure here means: no usable TPU, fall back
+        print(f"TPU hinted ({hint}) but not usable with TensorFlow {tf.__version__}: {err}")
+        return None
+
+
+def choose_strategy(verbose: bool = True) -> tf.distribute.Strategy:
+    """The best strategy this runtime supports (see plan_strategy), ready for `with strategy.scope()`."""
+    tpu_strategy = connect_tpu()
+    plan = plan_strategy(
+        physical_gpus=len(tf.config.get_visible_devices("GPU")),
+        logical_gpus=[d.name for d in tf.config.list_logical_devices("GPU")],
+        logical_cpus=[d.name for d in tf.config.list_logical_devices("CPU")],
+        tpu=tpu_strategy is not None,
+    )
+    if tpu_strategy is not None:
+        strategy = tpu_strategy
+    elif plan.kind == "MirroredStrategy":
+        ops = getattr(tf.distribute, plan.cross_device_ops)()
+        strategy = tf.distribute.MirroredStrategy(devices=list(plan.devices), cross_device_ops=ops)
+    else:
+        strategy = tf.distribute.OneDeviceStrategy(plan.devices[0])
+    if verbose:
+        ops = f" with {plan.cross_device_ops}" if plan.cross_device_ops else ""
+        print(f"Strategy: {plan.kind} over {strategy.num_replicas_in_sync} replica(s){ops} ({plan.reason})")
+    return strategy

@@ -1,0 +1,74 @@
+"""'Your turn' cells: the learner writes an answer, the next cell checks it and prints a verdict.
+
+Each exercise is a checker registered under a name: it gets the learner's answer and returns
+None when the answer is right, or a hint saying what is still wrong. `check` never raises, so an
+unanswered exercise does not stop "Run all".
+"""
+
+from __future__ import annotations
+
+import math
+
+_CHECKS = {}
+
+
+def exercise(name: str):
+    """Register a checker: `@exercise("ch1.embedding_params") def _(answer): ...`."""
+    def register(fn):
+        _CHECKS[name] = fn
+        return fn
+    return register
+
+
+def check(name: str, answer) -> bool:
+    """Print a pass mark or a hint for exercise `name`; return whether the answer passed."""
+    if name not in _CHECKS:
+        known = ", ".join(sorted(_CHECKS))
+        print(f"No exercise called {name!r}. Known exercises: {known}.")
+        return False
+    if answer is None or answer is ...:
+        print(f"[{name}] Not answered yet: replace the ... / None in the cell above, run it, then this one.")
+        return False
+    try:
+        hint = _CHECKS[name](answer)
+    except Exception as err:  # a wrong type of answer gets a hint, not a traceback
+        hint = f"could not check this answer ({type(err).__name__}: {err})"
+    if hint:
+        print(f"[{name}] Not yet: {hint}")
+        return False
+    print(f"[{name}] Correct. Well done.")
+    return True
+
+
+def _close(answer, expected, rel=0.01) -> bool:
+    return isinstance(answer, (int, float)) and math.isclose(float(answer), expected, rel_tol=rel)
+
+
+@exercise("ch0.input_share")
+def _input_share(answer):
+    # 0.8 s preparing input + 0.2 s updating parameters per step: input is 80% of the step.
+    if _close(answer, 0.8):
+        return None
+    if _close(answer, 80):
+        return "give a fraction between 0 and 1, not a percentage."
+    return "share = input time / (input time + compute time) per step."
+
+
+@exercise("ch1.embedding_params")
+def _embedding_params(answer):
+    if answer == 30982 * 7:
+        return None
+    if answer == 30982 * 7 + 7:
+        return "an Embedding layer has no bias: only one vector per word."
+    return "an Embedding stores one vector of output_dim numbers for every word index (vocab_size of them)."
+
+
+@exercise("ch1.logits_model")
+def _logits_model(answer):
+    model, loss = answer
+    activation = getattr(model.layers[-1], "activation", None)
+    if getattr(activation, "__name__", "") == "softmax":
+        return "the last Dense layer still applies softmax: make it linear (activation=None)."
+    if not getattr(loss, "from_logits", False):
+        return "a linear last layer outputs logits: build the loss with from_logits=True."
+    return None

@@ -1,0 +1,45 @@
+"""The course's model builders."""
+
+from __future__ import annotations
+
+import keras
+
+from helpers.course import CourseError
+
+OUTPUTS = ("logits", "softmax")
+
+
+def reuters_conv1d(vocab_size: int = 30982, num_classes: int = 46, maxlen: int = 300,
+                   output: str = "logits") -> keras.Model:
+    """The seeds' Conv1D newswire classifier (332,856 parameters with the defaults).
+
+    Starts from keras.Input (Embedding(input_length=...) is gone in Keras 3). output="logits"
+    ends in a linear layer (pair it with from_logits=True); "softmax" ends in probabilities.
+    """
+    for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+            raise CourseError(f"reuters_conv1d({name}={value!r}): use a whole number >= 2.")
+    if maxlen < 14:
+        raise CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need at least 14 tokens.")
+    if output not in OUTPUTS:
+        raise CourseError(f"reuters_conv1d(output={output!r}): use 'logits' or 'softmax'.")
+    return keras.Sequential(
+        [
+            keras.Input(shape=(maxlen,), dtype="int32"),
+            keras.layers.Embedding(vocab_size, 7),
+            keras.layers.Conv1D(filters=64, kernel_size=5, activation="relu"),
+            keras.layers.MaxPool1D(2),
+            keras.layers.Conv1D(filters=32, kernel_size=3, activation="relu"),
+            keras.layers.MaxPool1D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(num_classes, activation=None if output == "logits" else "softmax"),
+        ],
+        name=f"reuters_conv1d_{output}",
+    )
+
+
+def matching_loss(output: str = "logits") -> keras.losses.Loss:
+    """The loss that fits the model's last layer: from_logits=True only for logits."""
+    if output not in OUTPUTS:
+        raise CourseError(f"matching_loss(output={output!r}): use 'logits' or 'softmax'.")
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=output == "logits")

@@ -1,0 +1,36 @@
+"""Key figures a notebook measured, collected by `make run` into build/report.md."""
+
+from __future__ import annotations
+
+import json
+import os
+
+REPORT_FILE_VAR = "COURSE_REPORT_FILE"
+
+
+def record(key: str, value, unit: str = ""):
+    """Note a key figure (e.g. record("median epoch time on CPU:0", 1.23, "s")) and return it.
+
+    Writes one JSON line to $COURSE_REPORT_FILE when `make run` sets it; does nothing otherwise.
+    """
+    path = os.environ.get(REPORT_FILE_VAR)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"key": str(key), "value": _plain(value), "unit": unit}) + "\n")
+    return value
+
+
+def read(path: str) -> list[dict]:
+    """The figures recorded in `path` (an empty list if the notebook recorded none)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _plain(value):
+    if hasattr(value, "item"):  # NumPy and TensorFlow scalars
+        value = value.item()
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    return value
