@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Fast mode and two logical CPU devices standing in for two accelerators, as in CI.
-TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0 MPLBACKEND=Agg
+TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 FAST ?= 1
 DEVICES ?= 2
 
@@ -34,11 +34,11 @@ unit: setup
 
 # One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
 notebook: setup
-	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 MPLBACKEND=Agg $(BIN)/python -m pytest \
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python -m pytest \
 		--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
 
 run: setup
-	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 MPLBACKEND=Agg $(BIN)/python tools/run_notebooks.py
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python tools/run_notebooks.py
 
 lab: setup
 	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true

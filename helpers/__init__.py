@@ -4,6 +4,7 @@ The TensorFlow calls a chapter teaches stay in its notebook; this package only h
 otherwise be repeated (timing, loading, device setup, plotting).
 """
 
+import importlib
 import os
 
 # TensorFlow's C++ INFO lines go to stderr and would make notebook outputs machine-dependent.
@@ -12,5 +13,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from helpers.course import Course, CourseError, setup  # noqa: E402
 
-__all__ = ["Course", "CourseError", "setup"]
+SUBMODULES = ("bench", "data", "devices", "exercises", "models", "plots", "report", "tables",
+              "timing", "widgets")
+__all__ = ["Course", "CourseError", "setup", *SUBMODULES]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # `helpers.data.load_reuters(...)` works without importing each module first; they load
+    # lazily so that `import helpers` stays light and never fails for lack of TensorFlow.
+    if name in SUBMODULES:
+        return importlib.import_module(f"helpers.{name}")
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")

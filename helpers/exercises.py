@@ -20,24 +20,24 @@ def exercise(name: str):
     return register
 
 
-def check(name: str, answer) -> bool:
-    """Print a pass mark or a hint for exercise `name`; return whether the answer passed."""
+def check(name: str, answer) -> None:
+    """Print a pass mark or a hint for exercise `name` (nothing is returned, so a notebook cell
+    shows only the verdict)."""
     if name not in _CHECKS:
         known = ", ".join(sorted(_CHECKS))
         print(f"No exercise called {name!r}. Known exercises: {known}.")
-        return False
+        return
     if answer is None or answer is ...:
         print(f"[{name}] Not answered yet: replace the ... / None in the cell above, run it, then this one.")
-        return False
+        return
     try:
         hint = _CHECKS[name](answer)
     except Exception as err:  # a wrong type of answer gets a hint, not a traceback
         hint = f"could not check this answer ({type(err).__name__}: {err})"
     if hint:
         print(f"[{name}] Not yet: {hint}")
-        return False
-    print(f"[{name}] Correct. Well done.")
-    return True
+    else:
+        print(f"[{name}] Correct. Well done.")
 
 
 def _close(answer, expected, rel=0.01) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from helpers.course import CourseError
 
@@ -21,6 +22,7 @@ def training_curves(history: dict, metrics=("loss", "accuracy"), title: str = ""
         if f"val_{name}" in history:
             ax.plot(epochs, history[f"val_{name}"], "s--", label=f"validation {name}")
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
         ax.legend()
@@ -42,7 +44,7 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
         yerr = [[v - lo for v, lo in zip(values, low)], [hi - v for v, hi in zip(values, high)]]
     ax.bar(labels, values, yerr=yerr, capsize=4, color="#4c72b0")
     for i, v in enumerate(values):
-        ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=9,
+        ax.annotate(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=9,
                     xytext=(0, 3), textcoords="offset points")
     if log:
         ax.set_yscale("log")

@@ -8,8 +8,8 @@ import os
 REPORT_FILE_VAR = "COURSE_REPORT_FILE"
 
 
-def record(key: str, value, unit: str = ""):
-    """Note a key figure (e.g. record("median epoch time on CPU:0", 1.23, "s")) and return it.
+def record(key: str, value, unit: str = "") -> None:
+    """Note a key figure, e.g. record("median epoch time on CPU:0", 1.23, "s").
 
     Writes one JSON line to $COURSE_REPORT_FILE when `make run` sets it; does nothing otherwise.
     """
@@ -17,7 +17,6 @@ def record(key: str, value, unit: str = ""):
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"key": str(key), "value": _plain(value), "unit": unit}) + "\n")
-    return value
 
 
 def read(path: str) -> list[dict]:

@@ -13,17 +13,15 @@ import tensorflow as tf
 from helpers.course import CourseError
 
 
-def printbar(label: str = "") -> str:
+def printbar(label: str = "") -> None:
     """The seeds' separator line, with this machine's local time to the millisecond.
 
     The seeds built it inside @tf.function with a fixed UTC+8 offset and whole seconds; plain
-    Python gets the time zone right and needs no graph. Returns the line it printed.
+    Python gets the time zone right and needs no graph.
     """
     now = datetime.now().astimezone()
     stamp = now.strftime("%H:%M:%S.") + f"{now.microsecond // 1000:03d} {now.strftime('%Z')}"
-    line = "=" * 80 + stamp + (f"  {label}" if label else "")
-    print(line)
-    return line
+    print("=" * 80 + stamp + (f"  {label}" if label else ""))
 
 
 def force(result):

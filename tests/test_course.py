@@ -1,0 +1,204 @@
+import dataclasses
+import importlib
+import logging
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from conftest import run_python
+
+import helpers
+from helpers import Course, CourseError, course
+
+
+@pytest.mark.parametrize("raw", ["1", "true", "YES", " on ", "True"])
+def test_flag_from_env_true_values(monkeypatch, raw):
+    monkeypatch.setenv("COURSE_X", raw)
+    assert course.flag_from_env("COURSE_X") is True
+
+
+@pytest.mark.parametrize("raw", ["0", "false", "No", "off", "", "  "])
+def test_flag_from_env_false_values(monkeypatch, raw):
+    monkeypatch.setenv("COURSE_X", raw)
+    assert course.flag_from_env("COURSE_X", default=True) is False
+
+
+@pytest.mark.parametrize("default", [True, False])
+def test_flag_from_env_unset_gives_default(monkeypatch, default):
+    monkeypatch.delenv("COURSE_X", raising=False)
+    assert course.flag_from_env("COURSE_X", default=default) is default
+
+
+def test_flag_from_env_rejects_typos(monkeypatch):
+    monkeypatch.setenv("COURSE_X", "ye")
+    with pytest.raises(CourseError, match=r"COURSE_X='ye' is not a yes/no value: use COURSE_X=1"):
+        course.flag_from_env("COURSE_X")
+
+
+@pytest.mark.parametrize("raw, expected", [(None, 7), ("", 7), ("  ", 7), ("3", 3), (" 4 ", 4)])
+def test_int_from_env(monkeypatch, raw, expected):
+    if raw is None:
+        monkeypatch.delenv("COURSE_N", raising=False)
+    else:
+        monkeypatch.setenv("COURSE_N", raw)
+    assert course.int_from_env("COURSE_N", 7) == expected
+
+
+@pytest.mark.parametrize("raw", ["two", "2.5", "1e3"])
+def test_int_from_env_rejects_non_integers(monkeypatch, raw):
+    monkeypatch.setenv("COURSE_N", raw)
+    with pytest.raises(CourseError, match=r"COURSE_N=.* is not a whole number: use e.g. COURSE_N=2"):
+        course.int_from_env("COURSE_N", 1)
+
+
+@pytest.mark.parametrize("n", [1, 2, course.MAX_DEVICES])
+def test_check_devices_accepts_range(n):
+    assert course.check_devices(n) == n
+
+
+@pytest.mark.parametrize("bad", [0, -1, course.MAX_DEVICES + 1, True, 2.0, "2", None])
+def test_check_devices_rejects(bad):
+    with pytest.raises(CourseError, match=r"whole number from 1 to 16 \(COURSE_DEVICES sets it too\)"):
+        course.check_devices(bad)
+
+
+@pytest.mark.parametrize(
+    "version, expected",
+    [("2.21.0", (2, 21)), ("3.15.1", (3, 15)), ("2.16.0rc0", (2, 16)), ("3.0.0.dev2024", (3, 0))],
+)
+def test_version_tuple(version, expected):
+    assert course._version_tuple(version) == expected
+
+
+def test_check_versions_passes_on_this_runtime():
+    course.check_versions()
+
+
+@pytest.mark.parametrize("module, version", [("tensorflow", "2.15.1"), ("keras", "2.15.0")])
+def test_check_versions_rejects_old_runtime(monkeypatch, module, version):
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(mod, "__version__", version)
+    with pytest.raises(CourseError, match=r"needs TensorFlow >= 2.16 with Keras 3.*restart the runtime"):
+        course.check_versions()
+
+
+def test_check_versions_without_tensorflow(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tensorflow", None)
+    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup"):
+        course.check_versions()
+
+
+def test_quiet_logs_sets_error_level_and_ignores_shuffle_warning():
+    import tensorflow as tf
+
+    tf_logger, absl_logger = tf.get_logger(), logging.getLogger("absl")
+    old = tf_logger.level, absl_logger.level
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            course.quiet_logs()
+            warnings.warn("`shuffle=True` was passed, but will be ignored", UserWarning, stacklevel=1)
+            warnings.warn("something else", UserWarning, stacklevel=1)
+        assert [str(w.message) for w in caught] == ["something else"]
+        assert tf_logger.level == logging.ERROR
+        assert absl_logger.level == logging.ERROR
+    finally:
+        tf_logger.setLevel(old[0])
+        absl_logger.setLevel(old[1])
+
+
+def test_course_pick_and_str():
+    fast = Course(fast=True, devices=2, logical_devices=("/device:CPU:0", "/device:CPU:1"))
+    full = dataclasses.replace(fast, fast=False)
+    assert fast.pick(full=10, fast=2) == 2
+    assert full.pick(full=10, fast=2) == 10
+    assert str(fast) == (
+        "fast mode ON (small data, few epochs); 2 logical devices: /device:CPU:0, /device:CPU:1"
+    )
+    assert str(full).startswith("fast mode off (full size); 2 logical devices")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.fast = False
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"fast": "yes"}, r"setup\(fast='yes'\): use True, False or None"),
+        ({"fast": 1}, r"setup\(fast=1\)"),
+        ({"devices": 0}, r"setup\(devices=0\).*from 1 to 16"),
+        ({"devices": True}, r"setup\(devices=True\)"),
+        ({"devices": 17}, r"setup\(devices=17\)"),
+        ({"devices": 2.0}, r"setup\(devices=2.0\)"),
+        ({"seed": -1}, r"setup\(seed=-1\): the seed must be a whole number >= 0"),
+        ({"seed": True}, r"setup\(seed=True\)"),
+        ({"seed": 1.5}, r"setup\(seed=1.5\)"),
+    ],
+)
+def test_setup_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(CourseError, match=message):
+        helpers.setup(verbose=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "var, value, message",
+    [
+        ("COURSE_FAST", "maybe", r"COURSE_FAST='maybe' is not a yes/no value"),
+        ("COURSE_DEVICES", "two", r"COURSE_DEVICES='two' is not a whole number"),
+        ("COURSE_DEVICES", "0", r"setup\(devices=0\)"),
+    ],
+)
+def test_setup_rejects_bad_environment(monkeypatch, var, value, message):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(CourseError, match=message):
+        helpers.setup(verbose=False)
+
+
+def test_setup_arguments_override_environment(monkeypatch):
+    monkeypatch.setenv("COURSE_FAST", "maybe")  # not read: the argument wins
+    monkeypatch.setenv("COURSE_DEVICES", "nope")
+    result = helpers.setup(fast=False, devices=1, verbose=False)
+    assert result.fast is False
+    assert result.devices == 1
+
+
+def test_setup_in_process_with_one_device(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_FAST", "1")
+    result = helpers.setup()
+    assert result == Course(fast=True, devices=1, logical_devices=("/device:CPU:0",))
+    assert capsys.readouterr().out == f"Course setup: {result}\n"
+    helpers.setup(verbose=False)
+    assert capsys.readouterr().out == ""
+
+
+def test_setup_seeds_random_generators():
+    helpers.setup(devices=1, seed=7, verbose=False)
+    first = np.random.rand(3)
+    helpers.setup(devices=1, seed=7, verbose=False)
+    assert np.array_equal(np.random.rand(3), first)
+    helpers.setup(devices=1, seed=8, verbose=False)
+    assert not np.array_equal(np.random.rand(3), first)
+
+
+SETUP_AFTER_INIT = """
+import json
+import tensorflow as tf
+tf.constant(1.0)  # initialises the runtime, as a learner's early cell would
+import helpers
+out = {}
+try:
+    helpers.setup(devices=2, verbose=False)
+    out["split2"] = "no error"
+except helpers.CourseError as err:
+    out["split2"] = str(err)
+out["same"] = list(helpers.setup(devices=1, verbose=False).logical_devices)
+print(json.dumps(out))
+"""
+
+
+def test_setup_after_runtime_initialised_asks_for_restart():
+    out = run_python(SETUP_AFTER_INIT)
+    assert out["split2"].startswith("split_device(2): this runtime already has 1 logical CPU device(s).")
+    assert "Restart the runtime" in out["split2"]
+    assert "TensorFlow said:" in out["split2"]
+    assert out["same"] == ["/device:CPU:0"]  # asking for what it already has is harmless

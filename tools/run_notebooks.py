@@ -1,0 +1,67 @@
+"""`make run`: execute every notebook into build/ (notebooks, HTML pages) and write build/report.md.
+
+Fast mode unless FAST=0; COURSE_DEVICES as set. Notebooks note their key figures with
+helpers.report.record(); they land in the report's last column.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbconvert import HTMLExporter
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers import report  # noqa: E402
+from tools.template import NOTEBOOKS, ROOT, execute  # noqa: E402
+
+BUILD = ROOT / "build"
+
+
+def run_one(path: Path) -> dict:
+    figures_file = BUILD / f"{path.stem}.figures.jsonl"
+    figures_file.unlink(missing_ok=True)
+    os.environ[report.REPORT_FILE_VAR] = str(figures_file)
+    start = time.perf_counter()
+    try:
+        nb = execute(path)
+        status = "OK"
+    except Exception as err:  # a failing notebook is reported, the others still run
+        nb = getattr(err, "nb", None) or nbformat.read(path, as_version=4)
+        status = f"FAILED: {type(err).__name__}: {str(err).strip().splitlines()[-1][:120] if str(err).strip() else ''}"
+    seconds = time.perf_counter() - start
+    nbformat.write(nb, BUILD / path.name)
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    (BUILD / f"{path.stem}.html").write_text(html, encoding="utf-8")
+    figures = "; ".join(f"{f['key']}: {f['value']}{(' ' + f['unit']) if f['unit'] else ''}"
+                        for f in report.read(str(figures_file)))
+    print(f"{path.name}: {status} in {seconds:.0f} s", flush=True)
+    return {"notebook": path.name, "status": status, "seconds": seconds, "figures": figures or "-"}
+
+
+def write_report(rows: list[dict]) -> Path:
+    mode = "fast" if os.environ.get("COURSE_FAST", "0") not in ("0", "") else "full"
+    lines = [
+        "# Course run report", "",
+        f"Mode: {mode}; COURSE_DEVICES={os.environ.get('COURSE_DEVICES', '1')}; "
+        f"{os.cpu_count()} CPU cores visible.", "",
+        "| notebook | status | wall time | key figures |", "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {r['notebook']} | {r['status']} | {r['seconds']:.0f} s | {r['figures']} |" for r in rows]
+    out = BUILD / "report.md"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def main() -> int:
+    BUILD.mkdir(exist_ok=True)
+    rows = [run_one(p) for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+    print(f"report: {write_report(rows).relative_to(ROOT)}")
+    return 0 if all(r["status"] == "OK" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

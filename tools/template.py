@@ -1,0 +1,176 @@
+"""The notebook template: check it, rewrite its generated parts, refresh stored outputs.
+
+    python tools/template.py            # check every notebook, list problems (exit 1 if any)
+    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository URL
+    python tools/template.py --execute  # re-run notebooks in place (fast mode, CI devices), clean metadata
+
+Stored outputs: notebooks are committed WITH the outputs of a fast-mode run on CI's logical devices,
+so readers see results and nbval compares them. Cells whose output varies between runs (times,
+device lists, training logs) carry the `nbval-ignore-output` tag; everything else is compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+IGNORE = "nbval-ignore-output"
+SECTIONS = ("## What you will learn", "## Time and hardware", "## Summary")
+# Sources that print wall-clock times or per-run numbers: their cells must not be compared.
+VARYING = re.compile(r"\bmeasure\(|EpochTimer\(|printbar\(|LiveTrainingView\(|describe_runtime\(|time\.perf_counter")
+MACHINE_PATH = re.compile(r"/(tmp|root|work|home|Users)/[A-Za-z0-9_.-]+/")
+
+
+def repository() -> str:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]["urls"]["Repository"].rstrip("/")
+
+
+def badges(path: Path) -> str:
+    """The Colab and Kaggle badges for the notebook at `path`, pointing at its own file."""
+    repo = repository()
+    owner_name = repo.removeprefix("https://github.com/")
+    rel = path.resolve().relative_to(ROOT).as_posix()
+    colab = f"https://colab.research.google.com/github/{owner_name}/blob/main/{rel}"
+    kaggle = f"https://kaggle.com/kernels/welcome?src={repo}/blob/main/{rel}"
+    return (
+        f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
+        f"[![Open in Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle})"
+    )
+
+
+def setup_source() -> str:
+    """The one setup cell every notebook starts with."""
+    return f'''# Setup, identical in every notebook. On Colab/Kaggle it installs the course helpers
+# (never TensorFlow: the runtime's own GPU/TPU build stays), then prepares devices and modes.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("helpers") is None:
+    url = "git+{repository()}"
+    if subprocess.run([sys.executable, "-m", "pip", "install", "-q", url]).returncode:
+        raise SystemExit(f"Could not install {{url}}: turn internet access on (Kaggle: Settings > Internet) and rerun.")
+import helpers
+
+course = helpers.setup(fast=FAST, devices=DEVICES)'''
+
+
+PARAMETERS = '''# Parameters (papermill can set them). None means: read COURSE_FAST / COURSE_DEVICES.
+FAST = None  # True: small data and few epochs (CI, workshops)
+DEVICES = None  # how many logical devices to split the GPU (or the CPU) into'''
+
+
+def problems(path: Path) -> list[str]:
+    """Everything about `path` that breaks the template or the stored-outputs rule."""
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    cells = nb.cells
+    if len(cells) < 4:
+        return [f"{path.name}: too few cells for the template"]
+    header = cells[0].source
+    if cells[0].cell_type != "markdown" or not header.startswith("# "):
+        found.append("first cell must be the markdown title (# ...)")
+    if badges(path) not in header:
+        found.append("badges missing or not pointing at this notebook (run `make template`)")
+    for section in SECTIONS[:2]:
+        if section not in header:
+            found.append(f"header lacks '{section}'")
+    if cells[1].source != PARAMETERS or "parameters" not in cells[1].metadata.get("tags", []):
+        found.append("second cell must be the papermill parameters cell (tag 'parameters')")
+    if cells[2].source != setup_source():
+        found.append("third cell must be the setup cell, identical to tools/template.py (run `make template`)")
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    if "## Summary" not in text:
+        found.append("no '## Summary' section")
+    if "Pitfall" not in text:
+        found.append("no pitfall box ('> **Pitfall ...')")
+    if "exercises.check(" not in "\n".join(c.source for c in cells if c.cell_type == "code"):
+        found.append("no exercise checked with helpers.exercises.check")
+    found += [f"{path.name}: {p}" for p in output_problems(nb)]
+    return found
+
+
+def output_problems(nb) -> list[str]:
+    found = []
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code, start=1):
+        where = f"code cell {i} ({cell.source.splitlines()[0][:40] if cell.source else 'empty'!r})"
+        if cell.execution_count != i:
+            found.append(f"{where}: not executed in order (run `make outputs`)")
+        for out in cell.outputs:
+            if out.output_type == "error":
+                found.append(f"{where}: holds an error output")
+            if MACHINE_PATH.search(str(out)):
+                found.append(f"{where}: output holds an absolute path of this machine")
+        if VARYING.search(cell.source) and IGNORE not in cell.metadata.get("tags", []):
+            found.append(f"{where}: prints timings/varying values but lacks the '{IGNORE}' tag")
+    if "widgets" in nb.metadata:
+        found.append("notebook metadata holds widget state (run `make outputs`)")
+    return found
+
+
+def fix(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    header = nb.cells[0].source
+    lines = [line for line in header.splitlines() if "Open in Colab" not in line]
+    lines.insert(1, "\n" + badges(path))
+    nb.cells[0].source = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+    nb.cells[1].source, nb.cells[2].source = PARAMETERS, setup_source()
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nb.cells[2].metadata["tags"] = [IGNORE]
+    nbformat.write(nb, path)
+
+
+def clean(nb) -> None:
+    """Drop what differs between machines and runs but says nothing: widget state, timings."""
+    nb.metadata.pop("widgets", None)
+    nb.metadata.pop("papermill", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})]
+
+
+def execute(path: Path, timeout: int = 600):
+    """Run `path` top to bottom in a fresh kernel, in its own folder; return the executed notebook."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    clean(nb)
+    return nb
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fix", action="store_true")
+    parser.add_argument("--execute", action="store_true")
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    for path in paths:
+        if args.fix:
+            fix(path)
+        if args.execute:
+            nbformat.write(execute(path), path)
+            print(f"executed {path.name}")
+    bad = {p.name: problems(p) for p in paths}
+    for name, found in bad.items():
+        for problem in found:
+            print(f"{name}: {problem}")
+    return 1 if any(bad.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
