@@ -48,6 +48,7 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
                     xytext=(0, 3), textcoords="offset points")
     if log:
         ax.set_yscale("log")
+    ax.margins(y=0.12)  # room for the value labels
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)

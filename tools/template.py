@@ -37,7 +37,7 @@ def badges(path: Path) -> str:
     """The Colab and Kaggle badges for the notebook at `path`, pointing at its own file."""
     repo = repository()
     owner_name = repo.removeprefix("https://github.com/")
-    rel = path.resolve().relative_to(ROOT).as_posix()
+    rel = f"notebooks/{path.name}"
     colab = f"https://colab.research.google.com/github/{owner_name}/blob/main/{rel}"
     kaggle = f"https://kaggle.com/kernels/welcome?src={repo}/blob/main/{rel}"
     return (
