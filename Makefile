@@ -26,7 +26,7 @@ lint: setup
 test: setup lint
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile \
 		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
-		--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
+		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
 		tests notebooks
 
 unit: setup
@@ -35,7 +35,7 @@ unit: setup
 # One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
 notebook: setup
 	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python -m pytest \
-		--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
+		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
 
 run: setup
 	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python tools/run_notebooks.py
