@@ -55,14 +55,18 @@ def matmul(fast: bool) -> Result:
     from helpers.timing import measure
 
     n = 10_000 if fast else 100_000
-    rows = []
-    for device in accelerators():
+
+    def on(device):
         with tf.device(device):
             tf.random.set_seed(0)
             a = tf.random.uniform((10_000, 100), minval=0, maxval=3.0)
             b = tf.random.uniform((100, n), minval=0, maxval=3.0)
             timing = measure(lambda: tf.reduce_sum(a @ b), warmup=1, repeats=3 if fast else 5, name=device)
-            total = float(tf.reduce_sum(a @ b))
+            return timing, float(tf.reduce_sum(a @ b))
+
+    rows = []
+    for device in accelerators():
+        timing, total = on(device)
         gflops = 2 * 10_000 * 100 * n / timing.median / 1e9
         rows.append([device, timing.median, timing.min, timing.max, round(gflops, 1), f"{total:.4e}"])
     fig = bars([r[0] for r in rows], [r[1] for r in rows], ylabel="seconds (median)",

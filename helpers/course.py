@@ -60,10 +60,10 @@ def int_from_env(name: str, default: int) -> int:
         raise CourseError(f"{name}={raw!r} is not a whole number: use e.g. {name}=2.") from None
 
 
-def check_devices(devices) -> int:
+def check_devices(devices, call: str = "setup(devices=") -> int:
     if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= MAX_DEVICES:
         raise CourseError(
-            f"setup(devices={devices!r}): the number of logical devices must be a whole number "
+            f"{call}{devices!r}): the number of logical devices must be a whole number "
             f"from 1 to {MAX_DEVICES} (COURSE_DEVICES sets it too)."
         )
     return devices

@@ -80,6 +80,8 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
     """Reuters newswires padded to `maxlen`: the real data when it can be had, else the stand-in."""
     if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
         raise CourseError(f"load_reuters(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
+    if not isinstance(allow_download, bool):
+        raise CourseError(f"load_reuters(allow_download={allow_download!r}): use True or False.")
     source = None
     if allow_download:
         try:
@@ -101,6 +103,8 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
 
 def pad(sequences, maxlen: int = 300) -> np.ndarray:
     """Left-pad (and left-truncate) to `maxlen` int32 tokens, as the seeds' pad_sequences did."""
+    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
+        raise CourseError(f"pad(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
     return keras.utils.pad_sequences(sequences, maxlen=maxlen, dtype="int32")
 
 

@@ -99,6 +99,8 @@ def configure_gpus(visible=None, memory_growth: bool = False, memory_limit_mb: i
     visible: GPU indices to keep (None keeps all). memory_growth: allocate as needed instead of
     grabbing the whole card. memory_limit_mb: a fixed cap per GPU. Must run before TF initialises.
     """
+    if not isinstance(memory_growth, bool):
+        raise CourseError(f"configure_gpus(memory_growth={memory_growth!r}): use True or False.")
     if memory_growth and memory_limit_mb is not None:
         raise CourseError(
             "configure_gpus(): memory_growth=True and memory_limit_mb cannot be combined; "
@@ -116,9 +118,10 @@ def configure_gpus(visible=None, memory_growth: bool = False, memory_limit_mb: i
             raise CourseError(f"configure_gpus(visible={visible!r}): give a list of GPU indices, e.g. [0].")
         wrong = [i for i in visible if not 0 <= i < len(gpus)]
         if wrong:
+            have = f"indices 0..{len(gpus) - 1}" if gpus else "none at all"
             raise CourseError(
                 f"configure_gpus(visible={visible!r}): no GPU with index {wrong}; this runtime has "
-                f"{len(gpus)} GPU(s), indices 0..{len(gpus) - 1}."
+                f"{len(gpus)} GPU(s) ({have})."
             )
     chosen = gpus if visible is None else [gpus[i] for i in visible]
     if not gpus:
@@ -151,7 +154,11 @@ def split_device(n: int, gpu_memory_mb_each: int | None = None):
     With several real GPUs nothing is split: they already are several devices. Running it again
     with the same `n` is harmless; a different `n` after TensorFlow initialised needs a restart.
     """
-    check_devices(n)
+    check_devices(n, call="split_device(")
+    if gpu_memory_mb_each is not None and (
+        isinstance(gpu_memory_mb_each, bool) or not isinstance(gpu_memory_mb_each, int) or gpu_memory_mb_each < 64
+    ):
+        raise CourseError(f"split_device(gpu_memory_mb_each={gpu_memory_mb_each!r}): give whole MiB, at least 64.")
     gpus = tf.config.get_visible_devices("GPU")
     if len(gpus) > 1:
         return tf.config.list_logical_devices("GPU")

@@ -8,6 +8,7 @@ unanswered exercise does not stop "Run all".
 from __future__ import annotations
 
 import math
+import numbers
 
 _CHECKS = {}
 
@@ -23,7 +24,7 @@ def exercise(name: str):
 def check(name: str, answer) -> None:
     """Print a pass mark or a hint for exercise `name` (nothing is returned, so a notebook cell
     shows only the verdict)."""
-    if name not in _CHECKS:
+    if not isinstance(name, str) or name not in _CHECKS:
         known = ", ".join(sorted(_CHECKS))
         print(f"No exercise called {name!r}. Known exercises: {known}.")
         return
@@ -41,7 +42,7 @@ def check(name: str, answer) -> None:
 
 
 def _close(answer, expected, rel=0.01) -> bool:
-    return isinstance(answer, (int, float)) and math.isclose(float(answer), expected, rel_tol=rel)
+    return isinstance(answer, numbers.Real) and math.isclose(float(answer), expected, rel_tol=rel)
 
 
 @exercise("ch0.input_share")

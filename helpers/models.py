@@ -19,8 +19,8 @@ def reuters_conv1d(vocab_size: int = 30982, num_classes: int = 46, maxlen: int =
     for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 2:
             raise CourseError(f"reuters_conv1d({name}={value!r}): use a whole number >= 2.")
-    if maxlen < 14:
-        raise CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need at least 14 tokens.")
+    if maxlen < 12:
+        raise CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need at least 12 tokens.")
     if output not in OUTPUTS:
         raise CourseError(f"reuters_conv1d(output={output!r}): use 'logits' or 'softmax'.")
     return keras.Sequential(

@@ -41,6 +41,8 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
     yerr = None
     if errors is not None:
         low, high = errors
+        if len(low) != len(values) or len(high) != len(values):
+            raise CourseError(f"bars(): errors must be (low, high) lists of {len(values)} values each.")
         yerr = [[v - lo for v, lo in zip(values, low)], [hi - v for v, hi in zip(values, high)]]
     ax.bar(labels, values, yerr=yerr, capsize=4, color="#4c72b0")
     for i, v in enumerate(values):

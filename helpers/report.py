@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+from helpers.course import CourseError
+
 REPORT_FILE_VAR = "COURSE_REPORT_FILE"
 
 
@@ -28,7 +30,11 @@ def read(path: str) -> list[dict]:
 
 
 def _plain(value):
-    if hasattr(value, "item"):  # NumPy and TensorFlow scalars
+    if hasattr(value, "numpy"):  # a TensorFlow tensor
+        value = value.numpy()
+    if hasattr(value, "item"):  # a NumPy scalar or one-element array
+        if getattr(value, "size", 1) != 1:
+            raise CourseError(f"record(): a key figure is one number, got an array of shape {value.shape}.")
         value = value.item()
     if isinstance(value, float):
         return float(f"{value:.4g}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from helpers.course import CourseError
+
 
 class Table:
     def __init__(self, columns, rows, title: str = ""):
@@ -11,7 +13,8 @@ class Table:
         self.rows = [[_cell(v) for v in row] for row in rows]
         for row in self.rows:
             if len(row) != len(self.columns):
-                raise ValueError(f"Table row {row} has {len(row)} cells, expected {len(self.columns)}")
+                raise CourseError(f"Table(): row {row} has {len(row)} cells, expected {len(self.columns)}; "
+                                  "give one value per column.")
         self.title = title
 
     def __str__(self) -> str:

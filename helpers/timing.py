@@ -59,9 +59,9 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _count(name: str, value, minimum: int) -> int:
+def _count(call: str, name: str, value, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CourseError(f"measure({name}={value!r}): use a whole number >= {minimum}.")
+        raise CourseError(f"{call}({name}={value!r}): use a whole number >= {minimum}.")
     return value
 
 
@@ -71,8 +71,8 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     if not callable(fn):
         raise CourseError(f"measure(): expected a function to call, got {type(fn).__name__}. "
                           "Wrap the work in a function or lambda: measure(lambda: a @ b).")
-    _count("warmup", warmup, 0)
-    _count("repeats", repeats, 1)
+    _count("measure", "warmup", warmup, 0)
+    _count("measure", "repeats", repeats, 1)
     timing = Timing(name or getattr(fn, "__name__", "work"))
     for _ in range(warmup):
         force(fn())
@@ -92,7 +92,7 @@ class EpochTimer(keras.callbacks.Callback):
     def __init__(self, samples_per_epoch: int | None = None):
         super().__init__()
         if samples_per_epoch is not None:
-            _count("samples_per_epoch", samples_per_epoch, 1)
+            _count("EpochTimer", "samples_per_epoch", samples_per_epoch, 1)
         self.samples_per_epoch = samples_per_epoch
         self.epoch_seconds: list[float] = []
         self.epoch_steps: list[int] = []
@@ -102,7 +102,7 @@ class EpochTimer(keras.callbacks.Callback):
         self._start = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
-        self._steps += 1
+        self._steps = batch + 1  # with steps_per_execution > 1 Keras reports only every n-th step
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch_seconds.append(time.perf_counter() - self._start)

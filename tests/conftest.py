@@ -1,8 +1,9 @@
 """Shared fixtures for the helpers unit tests.
 
 Every test runs with a hermetic environment: no report file, no Colab/Kaggle/TPU variables,
-widgets off and one logical device, so an in-process `helpers.setup()` never splits the device
-(device configuration is process-global; tests that split run in a fresh subprocess).
+fast mode unset, widgets off and one logical device, so an in-process `helpers.setup()` never
+splits the device (device configuration is process-global; tests that split run in a fresh
+subprocess).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ PLATFORM_VARS = (
 def hermetic_env(monkeypatch):
     for name in (*PLATFORM_VARS, "COURSE_REPORT_FILE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("COURSE_FAST", raising=False)
     monkeypatch.setenv("COURSE_DEVICES", "1")
     monkeypatch.setenv("COURSE_WIDGETS", "0")
     yield

@@ -48,7 +48,7 @@ def test_int_from_env(monkeypatch, raw, expected):
 @pytest.mark.parametrize("raw", ["two", "2.5", "1e3"])
 def test_int_from_env_rejects_non_integers(monkeypatch, raw):
     monkeypatch.setenv("COURSE_N", raw)
-    with pytest.raises(CourseError, match=r"COURSE_N=.* is not a whole number: use e.g. COURSE_N=2"):
+    with pytest.raises(CourseError, match=r"COURSE_N=.* is not a whole number: use e.g. COURSE_N"):
         course.int_from_env("COURSE_N", 1)
 
 
@@ -59,7 +59,8 @@ def test_check_devices_accepts_range(n):
 
 @pytest.mark.parametrize("bad", [0, -1, course.MAX_DEVICES + 1, True, 2.0, "2", None])
 def test_check_devices_rejects(bad):
-    with pytest.raises(CourseError, match=r"whole number from 1 to 16 \(COURSE_DEVICES sets it too\)"):
+    with pytest.raises(CourseError,
+                       match=r"whole number from 1 to 16 \(COURSE_DEVICES sets it too\)"):
         course.check_devices(bad)
 
 
@@ -79,7 +80,8 @@ def test_check_versions_passes_on_this_runtime():
 def test_check_versions_rejects_old_runtime(monkeypatch, module, version):
     mod = importlib.import_module(module)
     monkeypatch.setattr(mod, "__version__", version)
-    with pytest.raises(CourseError, match=r"needs TensorFlow >= 2.16 with Keras 3.*restart the runtime"):
+    with pytest.raises(CourseError,
+                       match=r"needs TensorFlow >= 2.16 with Keras 3.*restart the runtime"):
         course.check_versions()
 
 
@@ -98,7 +100,7 @@ def test_quiet_logs_sets_error_level_and_ignores_shuffle_warning():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             course.quiet_logs()
-            warnings.warn("`shuffle=True` was passed, but will be ignored", UserWarning, stacklevel=1)
+            warnings.warn("`shuffle=True` was passed, but ignored", UserWarning, stacklevel=1)
             warnings.warn("something else", UserWarning, stacklevel=1)
         assert [str(w.message) for w in caught] == ["something else"]
         assert tf_logger.level == logging.ERROR
@@ -198,7 +200,17 @@ print(json.dumps(out))
 
 def test_setup_after_runtime_initialised_asks_for_restart():
     out = run_python(SETUP_AFTER_INIT)
-    assert out["split2"].startswith("split_device(2): this runtime already has 1 logical CPU device(s).")
+    assert out["split2"].startswith(
+        "split_device(2): this runtime already has 1 logical CPU device(s)."
+    )
     assert "Restart the runtime" in out["split2"]
     assert "TensorFlow said:" in out["split2"]
     assert out["same"] == ["/device:CPU:0"]  # asking for what it already has is harmless
+
+
+def test_package_loads_submodules_lazily():
+    for name in helpers.SUBMODULES:
+        assert getattr(helpers, name) is importlib.import_module(f"helpers.{name}")
+    assert set(helpers.__all__) == {"Course", "CourseError", "setup", *helpers.SUBMODULES}
+    with pytest.raises(AttributeError, match="module 'helpers' has no attribute 'nope'"):
+        helpers.nope  # noqa: B018

@@ -1,7 +1,8 @@
 """environment.yml must install exactly what pyproject.toml declares, with the same pins."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

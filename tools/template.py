@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 IGNORE = "nbval-ignore-output"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SECTIONS = ("## What you will learn", "## Time and hardware", "## Summary")
 # Sources that print wall-clock times or per-run numbers: their cells must not be compared.
 VARYING = re.compile(r"\bmeasure\(|EpochTimer\(|printbar\(|LiveTrainingView\(|describe_runtime\(|time\.perf_counter")
@@ -138,7 +139,7 @@ def clean(nb) -> None:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
-            cell.outputs = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" not in o.get("data", {})]
+            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
 
 
 def execute(path: Path, timeout: int = 600):

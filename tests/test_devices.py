@@ -1,0 +1,521 @@
+import io
+import os
+import subprocess
+from types import SimpleNamespace
+
+import keras
+import pytest
+import tensorflow as tf
+from conftest import FakeDevice, run_python
+
+from helpers import CourseError, devices
+from helpers.devices import StrategyPlan, plan_strategy
+from helpers.tables import Table
+
+# ---------------------------------------------------------------------------- fake hardware
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch):
+    """Pretend TensorFlow sees `n` physical GPUs; record what the helpers ask TF to configure."""
+    calls = {"visible": [], "growth": [], "logical": []}
+    state = {"gpus": []}
+    real_physical = tf.config.list_physical_devices
+    real_visible = tf.config.get_visible_devices
+
+    def install(n, *, fail_with=None):
+        state["gpus"] = [FakeDevice(f"/physical_device:GPU:{i}", "GPU") for i in range(n)]
+
+        def maybe_fail():
+            if fail_with is not None:
+                raise fail_with
+
+        def set_visible(chosen, kind):
+            maybe_fail()
+            calls["visible"].append((list(chosen), kind))
+
+        def set_growth(gpu, on):
+            calls["growth"].append((gpu, on))
+
+        def set_logical(device, config):
+            maybe_fail()
+            calls["logical"].append((device, list(config)))
+
+        monkeypatch.setattr(
+            tf.config, "list_physical_devices",
+            lambda kind=None: list(state["gpus"]) if kind == "GPU" else real_physical(kind),
+        )
+        monkeypatch.setattr(
+            tf.config, "get_visible_devices",
+            lambda kind=None: list(state["gpus"]) if kind == "GPU" else real_visible(kind),
+        )
+        monkeypatch.setattr(tf.config, "set_visible_devices", set_visible)
+        monkeypatch.setattr(tf.config.experimental, "set_memory_growth", set_growth)
+        monkeypatch.setattr(tf.config, "set_logical_device_configuration", set_logical)
+        monkeypatch.setattr(tf.config, "get_logical_device_configuration", lambda device: None)
+        monkeypatch.setattr(
+            tf.config, "list_logical_devices",
+            lambda kind=None: [SimpleNamespace(name=f"/device:{kind}:{i}") for i in range(2)],
+        )
+        return state["gpus"]
+
+    install.calls = calls
+    return install
+
+
+# ---------------------------------------------------------------------------- platform & CPU
+
+
+def test_runtime_platform_local_by_default():
+    assert devices.runtime_platform() == "local"
+
+
+@pytest.mark.parametrize(
+    "var, expected",
+    [
+        ("COLAB_RELEASE_TAG", "Colab"),
+        ("COLAB_GPU", "Colab"),
+        ("KAGGLE_KERNEL_RUN_TYPE", "Kaggle"),
+        ("KAGGLE_URL_BASE", "Kaggle"),
+    ],
+)
+def test_runtime_platform_from_service_variables(monkeypatch, var, expected):
+    monkeypatch.setenv(var, "x")
+    assert devices.runtime_platform() == expected
+
+
+def test_cpu_name_reads_model_name(monkeypatch):
+    fake = "processor\t: 0\nvendor_id\t: Test\nmodel name\t: Fake CPU 9000 @ 3GHz\n"
+    monkeypatch.setattr(devices, "open", lambda *a, **k: io.StringIO(fake), raising=False)
+    assert devices.cpu_name() == "Fake CPU 9000 @ 3GHz"
+
+
+def test_cpu_name_falls_back_to_platform(monkeypatch):
+    def no_proc(*args, **kwargs):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(devices, "open", no_proc, raising=False)
+    monkeypatch.setattr(devices.platform, "processor", lambda: "")
+    monkeypatch.setattr(devices.platform, "machine", lambda: "arm64")
+    assert devices.cpu_name() == "arm64"
+    monkeypatch.setattr(devices.platform, "processor", lambda: "i386")
+    assert devices.cpu_name() == "i386"
+
+
+# ---------------------------------------------------------------------------- nvidia-smi
+
+
+def test_nvidia_smi_without_driver(monkeypatch):
+    monkeypatch.setattr(devices.shutil, "which", lambda name: None)
+
+    def never(*args, **kwargs):
+        raise AssertionError("nvidia-smi must not run when it is not installed")
+
+    monkeypatch.setattr(devices.subprocess, "run", never)
+    assert devices.nvidia_smi() == []
+
+
+def test_nvidia_smi_parses_csv(monkeypatch):
+    seen = {}
+
+    def fake_run(cmd, **kwargs):
+        seen["cmd"] = cmd
+        stdout = "Tesla T4, 15360\nNVIDIA A100 , 40960 \n\n"
+        return subprocess.CompletedProcess(cmd, 0, stdout=stdout)
+
+    monkeypatch.setattr(devices.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(devices.subprocess, "run", fake_run)
+    assert devices.nvidia_smi() == [["Tesla T4", "15360"], ["NVIDIA A100", "40960"]]
+    assert seen["cmd"][0] == "nvidia-smi"
+    assert "--query-gpu=name,memory.total" in seen["cmd"]
+    devices.nvidia_smi("memory.total")
+    assert "--query-gpu=memory.total" in seen["cmd"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        subprocess.CalledProcessError(9, "nvidia-smi"),
+        subprocess.TimeoutExpired("nvidia-smi", 20),
+        OSError("exec format error"),
+    ],
+)
+def test_nvidia_smi_failures_give_no_rows(monkeypatch, error):
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(devices.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(devices.subprocess, "run", failing)
+    assert devices.nvidia_smi() == []
+
+
+@pytest.mark.parametrize(
+    "rows, index, expected",
+    [
+        ([["15360"]], 0, 15360),
+        ([["15360"], ["40960.0"]], 1, 40960),
+        ([], 0, None),
+        ([["15360"]], 1, None),
+        ([["[N/A]"]], 0, None),
+    ],
+)
+def test_gpu_memory_mb(monkeypatch, rows, index, expected):
+    monkeypatch.setattr(devices, "nvidia_smi", lambda query="": rows)
+    assert devices.gpu_memory_mb(index) == expected
+
+
+# ---------------------------------------------------------------------------- TPU
+
+
+def test_tpu_hint_none_without_signs(monkeypatch):
+    monkeypatch.setattr(devices.os.path, "exists", lambda path: False)
+    assert devices.tpu_hint() is None
+
+
+@pytest.mark.parametrize("var", ["TPU_NAME", "TPU_ACCELERATOR_TYPE", "COLAB_TPU_ADDR"])
+def test_tpu_hint_from_variables(monkeypatch, var):
+    monkeypatch.setenv(var, "v4-8")
+    assert devices.tpu_hint() == f"{var}=v4-8"
+
+
+def test_tpu_hint_from_device_file(monkeypatch):
+    monkeypatch.setattr(devices.os.path, "exists", lambda path: path == "/dev/vfio/0")
+    assert devices.tpu_hint() == "/dev/vfio/0 exists"
+
+
+def test_connect_tpu_without_hint_returns_none(monkeypatch, capsys):
+    monkeypatch.setattr(devices, "tpu_hint", lambda: None)
+
+    def never(**kwargs):
+        raise AssertionError("must not try to resolve a TPU without a hint")
+
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", never)
+    assert devices.connect_tpu() is None
+    assert capsys.readouterr().out == ""
+
+
+def test_connect_tpu_falls_back_when_resolver_fails(monkeypatch, capsys):
+    monkeypatch.setenv("TPU_NAME", "fake-tpu")
+
+    def failing_resolver(**kwargs):
+        raise ValueError("Please provide a TPU Name to connect to.")
+
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", failing_resolver)
+    assert devices.connect_tpu() is None
+    assert capsys.readouterr().out == (
+        f"TPU hinted (TPU_NAME=fake-tpu) but not usable with TensorFlow {tf.__version__}: "
+        "Please provide a TPU Name to connect to.\n"
+    )
+
+
+def test_connect_tpu_success_path(monkeypatch):
+    monkeypatch.setenv("COLAB_TPU_ADDR", "10.0.0.2:8470")
+    calls = []
+    resolver = object()
+    strategy = object()
+
+    def fake_resolver(tpu):
+        calls.append(("resolve", tpu))
+        return resolver
+
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", fake_resolver)
+    monkeypatch.setattr(tf.config, "experimental_connect_to_cluster",
+                        lambda r: calls.append(("connect", r)))
+    monkeypatch.setattr(tf.tpu.experimental, "initialize_tpu_system",
+                        lambda r: calls.append(("init", r)))
+    monkeypatch.setattr(tf.distribute, "TPUStrategy",
+                        lambda r: calls.append(("strategy", r)) or strategy)
+    assert devices.connect_tpu() is strategy
+    assert calls == [("resolve", "local"), ("connect", resolver), ("init", resolver),
+                     ("strategy", resolver)]
+
+
+# ---------------------------------------------------------------------------- describe_runtime
+
+
+def rows_of(table: Table) -> dict:
+    return {what: value for what, value in table.rows}
+
+
+def test_describe_runtime_rows():
+    table = devices.describe_runtime()
+    assert isinstance(table, Table)
+    assert table.columns == ["what", "this runtime"]
+    rows = rows_of(table)
+    assert list(rows) == ["platform", "CPU", "GPU", "TPU", "TensorFlow", "Keras", "logical devices"]
+    assert rows["platform"] == "local"
+    assert rows["CPU"].endswith(f"({os.cpu_count()} cores visible)")
+    assert rows["GPU"] == "none"
+    assert rows["TPU"] == "none"
+    cuda = tf.test.is_built_with_cuda()
+    assert rows["TensorFlow"] == f"{tf.__version__} (built with CUDA: {cuda})"
+    assert rows["Keras"] == keras.__version__
+    assert "/device:CPU:0" in rows["logical devices"]
+
+
+def test_describe_runtime_on_colab_with_tpu_hint(monkeypatch):
+    monkeypatch.setenv("COLAB_RELEASE_TAG", "release-colab-20250101")
+    monkeypatch.setenv("TPU_NAME", "local")
+    rows = rows_of(devices.describe_runtime())
+    assert rows["platform"] == "Colab"
+    assert rows["TPU"] == "maybe (TPU_NAME=local); connect with choose_strategy()"
+
+
+def test_describe_runtime_lists_each_gpu(monkeypatch, fake_gpus):
+    fake_gpus(2)
+    details = {
+        "/physical_device:GPU:0": {"device_name": "Tesla T4", "compute_capability": (7, 5)},
+        "/physical_device:GPU:1": {},
+    }
+    monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda gpu: details[gpu.name])
+    monkeypatch.setattr(devices, "nvidia_smi", lambda query="": [["Tesla T4", "15360"]])
+    rows = rows_of(devices.describe_runtime())
+    assert rows["GPU 0"] == "Tesla T4, 15360 MiB, compute capability 7.5"
+    assert rows["GPU 1"] == "/physical_device:GPU:1"
+    assert "GPU" not in rows
+
+
+# ---------------------------------------------------------------------------- configure_gpus
+
+
+def test_configure_gpus_without_gpus_returns_empty():
+    assert devices.configure_gpus() == []
+    assert devices.configure_gpus(memory_growth=True) == []
+    assert devices.configure_gpus(memory_limit_mb=1024) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"memory_growth": True, "memory_limit_mb": 1024}, r"cannot be combined; pick one"),
+        ({"memory_limit_mb": 63},
+         r"configure_gpus\(memory_limit_mb=63\): give whole MiB, at least 64"),
+        ({"memory_limit_mb": True}, r"configure_gpus\(memory_limit_mb=True\)"),
+        ({"memory_limit_mb": 1024.0}, r"configure_gpus\(memory_limit_mb=1024.0\)"),
+        ({"memory_limit_mb": "1024"}, r"configure_gpus\(memory_limit_mb='1024'\)"),
+        ({"visible": 0}, r"configure_gpus\(visible=0\): give a list of GPU indices"),
+        ({"visible": "0"}, r"give a list of GPU indices, e.g. \[0\]"),
+        ({"visible": [True]}, r"configure_gpus\(visible=\[True\]\)"),
+        ({"visible": [0.0]}, r"configure_gpus\(visible=\[0.0\]\)"),
+        ({"visible": [0]}, r"no GPU with index \[0\]; this runtime has 0 GPU\(s\)"),
+    ],
+)
+def test_configure_gpus_validates_before_anything(kwargs, message):
+    with pytest.raises(CourseError, match=message):
+        devices.configure_gpus(**kwargs)
+
+
+def test_configure_gpus_chooses_and_sets_growth(fake_gpus):
+    gpus = fake_gpus(3)
+    assert devices.configure_gpus(visible=[2, 0], memory_growth=True) == [gpus[2], gpus[0]]
+    assert fake_gpus.calls["visible"] == [([gpus[2], gpus[0]], "GPU")]
+    assert fake_gpus.calls["growth"] == [(gpus[2], True), (gpus[0], True)]
+    assert fake_gpus.calls["logical"] == []
+
+
+def test_configure_gpus_sets_memory_limit_on_all(fake_gpus):
+    gpus = fake_gpus(2)
+    assert devices.configure_gpus(memory_limit_mb=2048) == gpus
+    assert [(d, [c.memory_limit for c in cfg]) for d, cfg in fake_gpus.calls["logical"]] == [
+        (gpus[0], [2048]), (gpus[1], [2048])
+    ]
+    assert fake_gpus.calls["growth"] == []
+
+
+def test_configure_gpus_reports_out_of_range_indices(fake_gpus):
+    fake_gpus(2)
+    with pytest.raises(CourseError, match=r"no GPU with index \[2, -1\]; this runtime has "
+                                          r"2 GPU\(s\) \(indices 0..1\)"):
+        devices.configure_gpus(visible=[0, 2, -1])
+
+
+def test_configure_gpus_after_initialisation_asks_for_restart(fake_gpus):
+    fake_gpus(1, fail_with=RuntimeError("Visible devices cannot be modified after init"))
+    with pytest.raises(CourseError, match=r"configure_gpus\(\): .*Restart the runtime.*"
+                                          r"TensorFlow said: Visible devices cannot be modified"):
+        devices.configure_gpus()
+
+
+# ---------------------------------------------------------------------------- split_device
+
+
+@pytest.mark.parametrize("bad", [0, 17, True, 2.0, "2"])
+def test_split_device_validates_n(bad):
+    with pytest.raises(CourseError, match="whole number from 1 to 16"):
+        devices.split_device(bad)
+
+
+def test_split_device_error_names_split_device():
+    with pytest.raises(CourseError, match=r"split_device\(0\)"):
+        devices.split_device(0)
+
+
+def test_split_device_same_count_is_harmless_in_process():
+    tf.constant(1.0)  # the runtime is initialised
+    assert [d.name for d in devices.split_device(1)] == [
+        d.name for d in tf.config.list_logical_devices("CPU")
+    ]
+
+
+def test_split_device_after_initialisation_asks_for_restart():
+    tf.constant(1.0)  # the runtime is initialised, with one logical CPU device
+    with pytest.raises(CourseError) as info:
+        devices.split_device(3)
+    message = str(info.value)
+    assert message.startswith("split_device(3): this runtime already has 1 logical CPU device(s).")
+    assert "Restart the runtime" in message
+    assert "TensorFlow said:" in message
+    assert len(tf.config.list_logical_devices("CPU")) == 1
+
+
+def test_split_device_cpu_configuration(fake_gpus):
+    fake_gpus(0)
+    devices.split_device(4)
+    [(device, config)] = fake_gpus.calls["logical"]
+    assert device.device_type == "CPU"
+    assert len(config) == 4
+    assert all(c.memory_limit is None for c in config)
+
+
+@pytest.mark.parametrize(
+    "smi_rows, each, expected",
+    [
+        ([["16000"]], None, int(16000 * 0.85) // 2),
+        ([], None, int(8192 * 0.85) // 2),  # unknown memory: assume 8 GiB
+        ([["300"]], None, 256),  # never below 256 MiB
+        ([["16000"]], 1000, 1000),
+    ],
+)
+def test_split_device_one_gpu_shares_memory(monkeypatch, fake_gpus, smi_rows, each, expected):
+    [gpu] = fake_gpus(1)
+    monkeypatch.setattr(devices, "nvidia_smi", lambda query="": smi_rows)
+    result = devices.split_device(2, gpu_memory_mb_each=each)
+    assert [d.name for d in result] == ["/device:GPU:0", "/device:GPU:1"]
+    [(device, config)] = fake_gpus.calls["logical"]
+    assert device is gpu
+    assert [c.memory_limit for c in config] == [expected, expected]
+
+
+def test_split_device_several_gpus_are_not_split(fake_gpus):
+    fake_gpus(2)
+    assert [d.name for d in devices.split_device(2)] == ["/device:GPU:0", "/device:GPU:1"]
+    assert fake_gpus.calls["logical"] == []
+
+
+def test_split_device_gpu_after_initialisation_asks_for_restart(monkeypatch, fake_gpus):
+    fake_gpus(1, fail_with=RuntimeError("Virtual devices cannot be modified"))
+    monkeypatch.setattr(devices, "nvidia_smi", lambda query="": [])
+    with pytest.raises(CourseError, match=r"split_device\(2\): this runtime already has 1 logical "
+                                          r"GPU device\(s\)\. TensorFlow has already initialised"):
+        devices.split_device(2)
+
+
+SPLIT_SCRIPT = """
+import contextlib, io, json
+import helpers
+from helpers import devices
+import tensorflow as tf
+out = {}
+course = helpers.setup(verbose=False)                  # COURSE_DEVICES=2 from the environment
+out["course"] = [course.fast, course.devices, list(course.logical_devices)]
+out["again"] = [d.name for d in devices.split_device(2)]  # same split: harmless
+for n in (3, 1):
+    try:
+        devices.split_device(n)
+        out[f"split{n}"] = "no error"
+    except helpers.CourseError as err:
+        out[f"split{n}"] = str(err)
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    strategy = devices.choose_strategy()
+out["printed"] = printed.getvalue()
+out["strategy"] = [type(strategy).__name__, strategy.num_replicas_in_sync]
+total = strategy.reduce("SUM", strategy.run(lambda: tf.constant(1.0)), axis=None)
+out["sum"] = float(total)
+out["gpus"] = devices.configure_gpus()
+print(json.dumps(out))
+"""
+
+
+def test_split_device_in_fresh_runtime():
+    out = run_python(SPLIT_SCRIPT, COURSE_DEVICES="2", COURSE_FAST="1")
+    cpus = ["/device:CPU:0", "/device:CPU:1"]
+    assert out["course"] == [True, 2, cpus]
+    assert out["again"] == cpus
+    for n in (3, 1):
+        assert out[f"split{n}"].startswith(
+            f"split_device({n}): this runtime already has 2 logical CPU device(s). "
+        )
+        assert "Restart the runtime" in out[f"split{n}"]
+    assert out["strategy"] == ["MirroredStrategy", 2]
+    assert out["printed"].startswith("Strategy: MirroredStrategy over 2 replica(s) with "
+                                     "ReductionToOneDevice (2 logical CPU devices")
+    assert out["sum"] == 2.0
+    assert out["gpus"] == []
+
+
+# ---------------------------------------------------------------------------- strategies
+
+
+@pytest.mark.parametrize(
+    "args, kind, devs, ops, reason",
+    [
+        ((0, [], ["/cpu:0"], True), "TPUStrategy", (), None, "a TPU is connected"),
+        ((4, ["/cpu:0"], [], True), "TPUStrategy", (), None, "a TPU is connected"),
+        ((2, ["g0", "g1"], ["c0"], False), "MirroredStrategy", ("g0", "g1"), "NcclAllReduce",
+         "2 GPUs; NCCL"),
+        ((1, ["g0", "g1", "g2"], ["c0"], False), "MirroredStrategy", ("g0", "g1", "g2"),
+         "HierarchicalCopyAllReduce", "3 logical GPUs carved from one card"),
+        ((1, ["g0"], ["c0", "c1"], False), "OneDeviceStrategy", ("g0",), None, "one GPU"),
+        ((0, [], ["c0", "c1"], False), "MirroredStrategy", ("c0", "c1"), "ReductionToOneDevice",
+         "2 logical CPU devices standing in for accelerators"),
+        ((0, [], ["c0"], False), "OneDeviceStrategy", ("c0",), None, "CPU only"),
+        ((0, [], [], False), "OneDeviceStrategy", ("/cpu:0",), None, "CPU only"),
+    ],
+)
+def test_plan_strategy(args, kind, devs, ops, reason):
+    plan = plan_strategy(*args)
+    assert (plan.kind, plan.devices, plan.cross_device_ops) == (kind, devs, ops)
+    assert plan.reason.startswith(reason)
+
+
+def test_plan_strategy_ops_exist_in_tensorflow():
+    plans = [plan_strategy(2, ["a", "b"], [], False), plan_strategy(1, ["a", "b"], [], False),
+             plan_strategy(0, [], ["a", "b"], False)]
+    for plan in plans:
+        ops = getattr(tf.distribute, plan.cross_device_ops)
+        assert issubclass(ops, tf.distribute.CrossDeviceOps)
+
+
+def test_choose_strategy_in_process(capsys):
+    cpus = tf.config.list_logical_devices("CPU")
+    strategy = devices.choose_strategy()
+    out = capsys.readouterr().out
+    if len(cpus) == 1:
+        assert isinstance(strategy, tf.distribute.OneDeviceStrategy)
+        assert out == "Strategy: OneDeviceStrategy over 1 replica(s) (CPU only)\n"
+    else:
+        assert isinstance(strategy, tf.distribute.MirroredStrategy)
+        assert strategy.num_replicas_in_sync == len(cpus)
+    devices.choose_strategy(verbose=False)
+    assert capsys.readouterr().out == ""
+
+
+def test_choose_strategy_follows_a_mirrored_plan(monkeypatch, capsys):
+    plan = StrategyPlan("MirroredStrategy", ("/device:CPU:0",), "ReductionToOneDevice", "test plan")
+    monkeypatch.setattr(devices, "plan_strategy", lambda **kwargs: plan)
+    strategy = devices.choose_strategy()
+    assert isinstance(strategy, tf.distribute.MirroredStrategy)
+    assert strategy.num_replicas_in_sync == 1
+    assert capsys.readouterr().out == (
+        "Strategy: MirroredStrategy over 1 replica(s) with ReductionToOneDevice (test plan)\n"
+    )
+
+
+def test_choose_strategy_prefers_a_connected_tpu(monkeypatch, capsys):
+    tpu_strategy = SimpleNamespace(num_replicas_in_sync=8)
+    monkeypatch.setattr(devices, "connect_tpu", lambda: tpu_strategy)
+    assert devices.choose_strategy() is tpu_strategy
+    assert capsys.readouterr().out == (
+        "Strategy: TPUStrategy over 8 replica(s) (a TPU is connected)\n"
+    )
