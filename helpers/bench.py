@@ -40,10 +40,10 @@ def benchmark(name: str):
 
 
 def accelerators() -> list[str]:
-    """The CPU plus every physical accelerator present, as device names for tf.device."""
+    """The CPU plus every physical GPU present (not each logical slice of one), for tf.device."""
     import tensorflow as tf
 
-    return ["/CPU:0"] + [f"/GPU:{i}" for i in range(len(tf.config.list_logical_devices("GPU")))]
+    return ["/CPU:0"] + [f"/GPU:{i}" for i in range(len(tf.config.get_visible_devices("GPU")))]
 
 
 @benchmark("matmul")
@@ -101,18 +101,90 @@ def epoch_time(fast: bool) -> Result:
     return Result("epoch-time", ["device", "steady_epoch_s", "samples_per_s", "first_epoch_s"], rows, fig)
 
 
+def replica_throughput(per_replica_batch: int, steps: int, epochs: int = 3) -> dict:
+    """Train the Reuters model under the strategy `choose_strategy()` picks for this process, at a
+    fixed per-replica batch; steady steps/s and samples/s exclude the first (tracing) epoch."""
+    from helpers.data import load_reuters, make_dataset
+    from helpers.devices import choose_strategy
+    from helpers.models import matching_loss, reuters_conv1d
+    from helpers.timing import EpochTimer
+
+    strategy = choose_strategy(verbose=False)
+    replicas = strategy.num_replicas_in_sync
+    global_batch = per_replica_batch * replicas
+    data = load_reuters()
+    ds = make_dataset(data.x_train, data.y_train, global_batch, repeat=True)
+    with strategy.scope():
+        model = reuters_conv1d()
+        model.compile(optimizer="nadam", loss=matching_loss())
+    timer = EpochTimer(samples_per_epoch=steps * global_batch)
+    model.fit(ds, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+    return {"replicas": replicas, "global_batch": global_batch, "steps_per_s": steps / timer.steady_seconds,
+            "samples_per_s": timer.samples_per_second, "first_epoch_s": timer.epoch_seconds[0]}
+
+
+def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0) -> dict | None:
+    """One point of the scaling sweep, measured in a fresh process (logical devices are fixed at
+    start-up). None where this hardware cannot give `replicas` replicas."""
+    import subprocess
+
+    env = {**os.environ, "COURSE_DEVICES": str(replicas), "COURSE_FAST": "1" if fast else "0"}
+    if physical_gpus > 1:  # real GPUs are not split: show the process only as many as it needs
+        if replicas > physical_gpus:
+            return None
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(replicas))
+    proc = subprocess.run([sys.executable, "-m", "helpers.bench", "scaling", "--replicas", str(replicas), "--json"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if proc.returncode:
+        raise CourseError(f"scaling run with {replicas} replicas failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)["results"][0]
+
+
+def scaling_sweep(fast: bool, counts=(1, 2, 4, 8)) -> list[dict]:
+    """samples/s at 1, 2, 4 (and 8 with 8 real GPUs) replicas, each in its own process."""
+    import tensorflow as tf
+
+    gpus = len(tf.config.get_visible_devices("GPU"))
+    wanted = [n for n in counts if n <= 4 or gpus >= n]
+    return [p for p in (scaling_point(n, fast, gpus) for n in wanted) if p is not None]
+
+
+PER_REPLICA_BATCH = 32
+
+
+@benchmark("scaling")
+def scaling(fast: bool) -> Result:
+    """The Reuters model at a fixed per-replica batch on 1, 2, 4 (8) replicas: throughput and speed-up."""
+    from helpers.plots import bars
+
+    points = scaling_sweep(fast)
+    base = points[0]["samples_per_s"]
+    rows = [[p["replicas"], p["global_batch"], round(p["steps_per_s"], 2), round(p["samples_per_s"]),
+             round(p["samples_per_s"] / base, 2)] for p in points]
+    fig = bars([f"{r[0]} replica(s)" for r in rows], [r[3] for r in rows], ylabel="samples/s (steady)",
+               title=f"Reuters Conv1D, {PER_REPLICA_BATCH} examples per replica per step")
+    return Result("scaling", ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"], rows, fig)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.bench", description=__doc__.splitlines()[0])
     parser.add_argument("name", help="one of: " + ", ".join(sorted(BENCHMARKS)))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument("--png", help="where to write the plot (default build/bench/NAME.png)")
+    parser.add_argument("--replicas", type=int, help="scaling only: measure just this many replicas, in this process")
     args = parser.parse_args(argv)
     if args.name not in BENCHMARKS:
         parser.error(f"unknown benchmark {args.name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}")
+    if args.replicas is not None and args.name != "scaling":
+        parser.error("--replicas goes with the scaling benchmark only")
     import helpers
 
     try:
-        course = helpers.setup(verbose=False)
+        course = helpers.setup(devices=args.replicas, verbose=False)
+        if args.replicas is not None:  # one point of the sweep, run by scaling_point in a fresh process
+            point = replica_throughput(PER_REPLICA_BATCH, *((12, 2) if course.fast else (60, 4)))
+            print(json.dumps({"benchmark": "scaling", "results": [point], "fast": course.fast}))
+            return 0
         result = BENCHMARKS[args.name](course.fast)
     except CourseError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -73,3 +73,14 @@ def _logits_model(answer):
     if not getattr(loss, "from_logits", False):
         return "a linear last layer outputs logits: build the loss with from_logits=True."
     return None
+
+
+@exercise("ch2.global_batch")
+def _global_batch(answer):
+    if answer == 512:
+        return None
+    if answer == 128:
+        return "128 is each GPU's share; the dataset must produce all four shares at once."
+    if answer == 32:
+        return "that is 128 divided by 4: the seed's mistake the other way round."
+    return "global batch = examples per replica x number of replicas."

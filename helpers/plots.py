@@ -56,3 +56,50 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def speedup_lines(series: dict, title: str = "Speed-up over one device"):
+    """Speed-up curves against the ideal line. series: {label: (device counts, speed-ups)}."""
+    if not series:
+        raise CourseError("speedup_lines(): give at least one series {label: (counts, speedups)}.")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    top = max(max(counts) for counts, _ in series.values())
+    ax.plot([1, top], [1, top], color="grey", linestyle=":", label="ideal (N devices = N x)")
+    for label, (counts, speedups) in series.items():
+        if len(counts) != len(speedups):
+            raise CourseError(f"speedup_lines(): series {label!r} has {len(counts)} counts for {len(speedups)} values.")
+        ax.plot(counts, speedups, "o-", label=label)
+    ax.set_xlabel("devices (replicas)")
+    ax.set_ylabel("speed-up over 1 device")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def mirrored_diagram(replicas: int = 2, global_batch: int = 512):
+    """MirroredStrategy's training step: split the global batch, compute locally, all-reduce, update."""
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= 8:
+        raise CourseError(f"mirrored_diagram(replicas={replicas!r}): draw 1 to 8 replicas.")
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 1.1 * replicas))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(-0.5, replicas + 0.5)
+    ax.axis("off")
+    box = {"boxstyle": "round,pad=0.4", "facecolor": "#dde8f5", "edgecolor": "#4c72b0"}
+    mid = (replicas - 1) / 2
+    ax.text(0.8, mid, f"global batch\n{global_batch} examples", ha="center", va="center", bbox=box)
+    ax.text(8.9, mid, "all-reduce:\nsum of gradients\nsent to every\nreplica", ha="center", va="center",
+            bbox={**box, "facecolor": "#f5e6dd", "edgecolor": "#c44e52"})
+    for i in range(replicas):
+        y = replicas - 1 - i
+        ax.annotate("", (2.2, y), (1.6, mid), arrowprops={"arrowstyle": "->"})
+        ax.text(2.9, y, f"{global_batch // replicas} examples", ha="center", va="center", fontsize=9)
+        ax.text(5.3, y, f"replica {i}: model copy\nforward + backward", ha="center", va="center", bbox=box)
+        ax.annotate("", (8.0, mid), (6.6, y), arrowprops={"arrowstyle": "->"})
+        ax.annotate("", (6.6, y - 0.25), (8.0, mid - 0.25),
+                    arrowprops={"arrowstyle": "->", "color": "#c44e52", "linestyle": "--"})
+    ax.set_title("One synchronous step: split, compute locally, all-reduce, identical update on every replica")
+    fig.tight_layout()
+    return fig
