@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 import tensorflow as tf
 
-from helpers import bench, data
+from helpers import CourseError, bench, data
 from helpers.bench import Result, main
 from helpers.tables import Table
 
@@ -31,13 +31,13 @@ def only_json(capsys) -> dict:
 
 
 def test_registered_benchmarks():
-    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul"]
+    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "scaling"]
 
 
 def test_accelerators_lists_cpu_then_gpus():
     devices = bench.accelerators()
     assert devices[0] == "/CPU:0"
-    assert devices[1:] == [f"/GPU:{i}" for i in range(len(tf.config.list_logical_devices("GPU")))]
+    assert devices[1:] == [f"/GPU:{i}" for i in range(len(tf.config.get_visible_devices("GPU")))]
 
 
 def test_result_table_and_json():
@@ -122,3 +122,90 @@ def test_course_errors_are_reported_not_raised(monkeypatch, capsys, tmp_path):
     assert captured.err == ("error: COURSE_FAST='maybe' is not a yes/no value: use COURSE_FAST=1 "
                             "or COURSE_FAST=0.\n")
     assert not (tmp_path / "m.png").exists()
+
+
+# ---------------------------------------------------------------------------- scaling
+
+
+class FakeRun:
+    """Stands in for subprocess.run: records the calls, answers like `helpers.bench scaling --replicas N`."""
+
+    def __init__(self, returncode=0):
+        self.calls, self.returncode = [], returncode
+
+    def __call__(self, cmd, **kwargs):
+        self.calls.append((cmd, kwargs["env"]))
+        replicas = int(cmd[cmd.index("--replicas") + 1])
+        point = {"replicas": replicas, "global_batch": 32 * replicas, "steps_per_s": 10.0 / replicas,
+                 "samples_per_s": 320.0, "first_epoch_s": 2.0}
+
+        class Done:
+            returncode = self.returncode
+            stdout = json.dumps({"benchmark": "scaling", "results": [point], "fast": True})
+            stderr = "boom: the worker failed"
+        return Done()
+
+
+def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
+    import subprocess
+
+    fake = FakeRun()
+    monkeypatch.setattr(subprocess, "run", fake)
+    point = bench.scaling_point(4, fast=True)
+    assert point["replicas"] == 4 and point["global_batch"] == 128
+    cmd, env = fake.calls[0]
+    assert cmd[1:] == ["-m", "helpers.bench", "scaling", "--replicas", "4", "--json"]
+    assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
+    assert "CUDA_VISIBLE_DEVICES" not in env
+
+
+def test_scaling_point_with_real_gpus_limits_visibility_and_skips_too_many(monkeypatch):
+    import subprocess
+
+    fake = FakeRun()
+    monkeypatch.setattr(subprocess, "run", fake)
+    assert bench.scaling_point(4, fast=False, physical_gpus=2) is None
+    assert fake.calls == []
+    bench.scaling_point(1, fast=False, physical_gpus=2)
+    assert fake.calls[0][1]["CUDA_VISIBLE_DEVICES"] == "0"
+    assert fake.calls[0][1]["COURSE_FAST"] == "0"
+
+
+def test_scaling_point_failure_is_a_course_error_with_the_workers_stderr(monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", FakeRun(returncode=1))
+    with pytest.raises(CourseError, match="scaling run with 2 replicas failed:\nboom"):
+        bench.scaling_point(2, fast=True)
+
+
+def test_scaling_sweep_on_cpu_measures_1_2_4(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bench, "scaling_point", lambda n, fast, gpus: seen.append(n) or {"replicas": n})
+    assert [p["replicas"] for p in bench.scaling_sweep(fast=True)] == [1, 2, 4]
+    assert seen == [1, 2, 4]  # 8 only with 8 real GPUs
+
+
+def test_scaling_benchmark_computes_speedups(monkeypatch):
+    points = [{"replicas": 1, "global_batch": 32, "steps_per_s": 10.0, "samples_per_s": 320.0},
+              {"replicas": 2, "global_batch": 64, "steps_per_s": 8.0, "samples_per_s": 512.0}]
+    monkeypatch.setattr(bench, "scaling_sweep", lambda fast: points)
+    result = bench.BENCHMARKS["scaling"](True)
+    assert result.columns == ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"]
+    assert [r[4] for r in result.rows] == [1.0, 1.6]
+    plt.close(result.figure)
+
+
+def test_one_scaling_point_in_process(fast, offline, capsys):
+    assert main(["scaling", "--replicas", "1", "--json"]) == 0
+    out = only_json(capsys)
+    [point] = out["results"]
+    assert point["replicas"] == 1 and point["global_batch"] == bench.PER_REPLICA_BATCH
+    assert point["samples_per_s"] == pytest.approx(point["steps_per_s"] * point["global_batch"])
+    assert point["first_epoch_s"] > 0
+
+
+def test_replicas_option_belongs_to_scaling_only(capsys):
+    with pytest.raises(SystemExit):
+        main(["matmul", "--replicas", "2"])
+    assert "--replicas goes with the scaling benchmark only" in capsys.readouterr().err

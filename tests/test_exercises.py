@@ -13,6 +13,7 @@ RIGHT_ANSWERS = {
     "ch0.input_share": lambda: 0.8,
     "ch1.embedding_params": lambda: 30982 * 7,
     "ch1.logits_model": lambda: (small_model("logits"), matching_loss("logits")),
+    "ch2.global_batch": lambda: 128 * 4,
 }
 
 
@@ -42,6 +43,9 @@ def test_right_answers_are_correct(capsys, name):
         ("ch1.embedding_params", 216874.0, None),
         ("ch1.embedding_params", 30982 * 7 + 7, "an Embedding layer has no bias"),
         ("ch1.embedding_params", 30982, "an Embedding stores one vector of output_dim numbers"),
+        ("ch2.global_batch", 128, "128 is each GPU's share"),
+        ("ch2.global_batch", 32, "that is 128 divided by 4"),
+        ("ch2.global_batch", 256, "global batch = examples per replica x number of replicas."),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):
@@ -74,8 +78,7 @@ def test_unanswered(capsys, answer):
 
 def test_unknown_exercise_lists_known_ones(capsys):
     out = verdict(capsys, "ch9.nope", 1)
-    assert out == ("No exercise called 'ch9.nope'. Known exercises: ch0.input_share, "
-                   "ch1.embedding_params, ch1.logits_model.")
+    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(RIGHT_ANSWERS))}."
 
 
 def test_checker_that_raises_gives_a_hint_not_an_exception(capsys):

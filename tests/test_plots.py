@@ -3,7 +3,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from helpers import CourseError
-from helpers.plots import bars, training_curves
+from helpers.plots import bars, mirrored_diagram, speedup_lines, training_curves
 
 HISTORY = {
     "loss": [1.2, 0.8, 0.6],
@@ -92,3 +92,34 @@ def test_bars_rejects_mismatched_labels(labels, values):
                                           r"values; give one label per value"):
         bars(labels, values, ylabel="s")
 
+
+
+def test_speedup_lines_draws_ideal_and_each_series():
+    fig = speedup_lines({"book": ([1, 2, 4], [1.0, 2.0, 3.8]), "here": ([1, 2], [1.0, 0.9])})
+    lines = lines_of(fig.axes[0])
+    assert lines["ideal (N devices = N x)"] == ([1, 4], [1, 4])
+    assert lines["book"] == ([1, 2, 4], [1.0, 2.0, 3.8])
+    assert lines["here"] == ([1, 2], [1.0, 0.9])
+
+
+@pytest.mark.parametrize("series, message", [
+    ({}, "at least one series"),
+    ({"bad": ([1, 2], [1.0])}, "series 'bad' has 2 counts for 1 values"),
+])
+def test_speedup_lines_rejects_bad_series(series, message):
+    with pytest.raises(CourseError, match=message):
+        speedup_lines(series)
+
+
+def test_mirrored_diagram_shows_each_replica_and_its_share():
+    fig = mirrored_diagram(replicas=4, global_batch=512)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert sum("replica" in t and "model copy" in t for t in texts) == 4
+    assert texts.count("128 examples") == 4
+    assert any("512 examples" in t for t in texts)
+
+
+@pytest.mark.parametrize("replicas", [0, 9, 2.0, True])
+def test_mirrored_diagram_rejects_bad_replica_counts(replicas):
+    with pytest.raises(CourseError, match="mirrored_diagram"):
+        mirrored_diagram(replicas=replicas)
