@@ -84,3 +84,13 @@ def _global_batch(answer):
     if answer == 32:
         return "that is 128 divided by 4: the seed's mistake the other way round."
     return "global batch = examples per replica x number of replicas."
+
+
+@exercise("ch3.survivors")
+def _survivors(answer):
+    names = {answer} if isinstance(answer, str) else set(answer)
+    if names == {"bfloat16", "float32"}:
+        return None
+    if "float16" in names:
+        return "float16's smallest value is about 6e-8: 1e-9 underflows to 0 (try np.float16(1e-9))."
+    return "check the exponent range, not the resolution: ml_dtypes.finfo(dtype).tiny for each."

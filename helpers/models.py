@@ -32,7 +32,8 @@ def reuters_conv1d(vocab_size: int = 30982, num_classes: int = 46, maxlen: int =
             keras.layers.Conv1D(filters=32, kernel_size=3, activation="relu"),
             keras.layers.MaxPool1D(2),
             keras.layers.Flatten(),
-            keras.layers.Dense(num_classes, activation=None if output == "logits" else "softmax"),
+            # float32 even under a mixed-precision policy: softmax and the loss need its range.
+            keras.layers.Dense(num_classes, activation=None if output == "logits" else "softmax", dtype="float32"),
         ],
         name=f"reuters_conv1d_{output}",
     )

@@ -103,3 +103,19 @@ def mirrored_diagram(replicas: int = 2, global_batch: int = 512):
     ax.set_title("One synchronous step: split, compute locally, all-reduce, identical update on every replica")
     fig.tight_layout()
     return fig
+
+
+def spacing(xs, gaps: dict, title: str = "Gap to the next representable number"):
+    """Log-log plot of each format's gap after x. gaps: {format name: [gap after each x]}."""
+    if not gaps or any(len(g) != len(xs) for g in gaps.values()):
+        raise CourseError("spacing(): give {name: gaps} with one gap per x value.")
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, values in gaps.items():
+        ax.loglog(xs, values, label=name, drawstyle="steps-post")
+    ax.set_xlabel("x")
+    ax.set_ylabel("gap after x")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -31,7 +31,7 @@ def only_json(capsys) -> dict:
 
 
 def test_registered_benchmarks():
-    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "scaling"]
+    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "scaling"]
 
 
 def test_accelerators_lists_cpu_then_gpus():
@@ -209,3 +209,56 @@ def test_replicas_option_belongs_to_scaling_only(capsys):
     with pytest.raises(SystemExit):
         main(["matmul", "--replicas", "2"])
     assert "--replicas goes with the scaling benchmark only" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- mixed precision
+
+
+def tiny_reuters(n=64):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 200, size=(n, 300)).astype("int32")
+    y = rng.integers(0, 46, size=n)
+    return SimpleNamespace(x_train=x, y_train=y, x_test=x[:16], y_test=y[:16], vocab_size=200, num_classes=46)
+
+
+@pytest.mark.parametrize("policy, optimizer", [("mixed_float16", "LossScaleOptimizer"), ("mixed_bfloat16", "Nadam")])
+def test_train_with_policy_reports_and_restores_float32(policy, optimizer):
+    import keras
+
+    result = bench.train_with_policy(policy, False, tiny_reuters(), batch=16, steps=2, epochs=2)
+    assert result["policy"] == policy and result["xla"] is False
+    assert result["optimizer"] == optimizer  # compile() wraps the optimizer for float16 only
+    assert 0.0 <= result["val_accuracy"] <= 1.0
+    assert len(result["epoch_seconds"]) == 2 and result["steps_per_s"] > 0
+    assert keras.mixed_precision.dtype_policy().name == "float32"
+
+
+def test_train_with_policy_restores_float32_after_a_failure():
+    import keras
+
+    broken = tiny_reuters()
+    broken.y_train = broken.y_train[:10]  # mismatched lengths: make_dataset refuses
+    with pytest.raises(CourseError):
+        bench.train_with_policy("mixed_float16", False, broken, batch=16, steps=2, epochs=2)
+    assert keras.mixed_precision.dtype_policy().name == "float32"
+
+
+def test_mixed_precision_benchmark_runs_every_policy_with_and_without_xla(monkeypatch):
+    calls = []
+
+    def fake(policy, xla, data, **kwargs):
+        calls.append((policy, xla))
+        return {"policy": policy, "xla": xla, "steps_per_s": 10.0 if policy == "float32" else 5.0,
+                "val_accuracy": 0.5}
+
+    monkeypatch.setattr(bench, "train_with_policy", fake)
+    monkeypatch.setattr(data, "_download_reuters", lambda: (_ for _ in ()).throw(OSError("offline")))
+    result = bench.BENCHMARKS["mixed-precision"](True)
+    assert calls[0] == ("float32", False)  # the warm-up run
+    assert calls[1:] == [(p, x) for p in bench.POLICIES for x in (False, True)]
+    assert [r[3] for r in result.rows] == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5]
+    plt.close(result.figure)

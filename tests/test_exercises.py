@@ -14,6 +14,7 @@ RIGHT_ANSWERS = {
     "ch1.embedding_params": lambda: 30982 * 7,
     "ch1.logits_model": lambda: (small_model("logits"), matching_loss("logits")),
     "ch2.global_batch": lambda: 128 * 4,
+    "ch3.survivors": lambda: ["bfloat16", "float32"],
 }
 
 
@@ -46,6 +47,9 @@ def test_right_answers_are_correct(capsys, name):
         ("ch2.global_batch", 128, "128 is each GPU's share"),
         ("ch2.global_batch", 32, "that is 128 divided by 4"),
         ("ch2.global_batch", 256, "global batch = examples per replica x number of replicas."),
+        ("ch3.survivors", {"float32", "bfloat16"}, None),
+        ("ch3.survivors", ["float16", "float32"], "float16's smallest value is about 6e-8"),
+        ("ch3.survivors", "float32", "check the exponent range"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):

@@ -3,7 +3,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from helpers import CourseError
-from helpers.plots import bars, mirrored_diagram, speedup_lines, training_curves
+from helpers.plots import bars, mirrored_diagram, spacing, speedup_lines, training_curves
 
 HISTORY = {
     "loss": [1.2, 0.8, 0.6],
@@ -123,3 +123,15 @@ def test_mirrored_diagram_shows_each_replica_and_its_share():
 def test_mirrored_diagram_rejects_bad_replica_counts(replicas):
     with pytest.raises(CourseError, match="mirrored_diagram"):
         mirrored_diagram(replicas=replicas)
+
+
+def test_spacing_plots_one_line_per_format_on_log_axes():
+    fig = spacing([1.0, 2.0, 4.0], {"float16": [1e-3, 2e-3, 4e-3], "float32": [1e-7, 2e-7, 4e-7]})
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert lines_of(ax)["float32"] == ([1.0, 2.0, 4.0], [1e-7, 2e-7, 4e-7])
+
+
+def test_spacing_rejects_gaps_of_the_wrong_length():
+    with pytest.raises(CourseError, match="one gap per x value"):
+        spacing([1.0, 2.0], {"float16": [1e-3]})
