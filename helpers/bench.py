@@ -123,7 +123,7 @@ def replica_throughput(per_replica_batch: int, steps: int, epochs: int = 3) -> d
             "samples_per_s": timer.samples_per_second, "first_epoch_s": timer.epoch_seconds[0]}
 
 
-def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0) -> dict | None:
+def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0, per_replica_batch: int = 32) -> dict | None:
     """One point of the scaling sweep, measured in a fresh process (logical devices are fixed at
     start-up). None where this hardware cannot give `replicas` replicas."""
     import subprocess
@@ -133,20 +133,24 @@ def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0) -> dict | N
         if replicas > physical_gpus:
             return None
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(replicas))
-    proc = subprocess.run([sys.executable, "-m", "helpers.bench", "scaling", "--replicas", str(replicas), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "helpers.bench", "scaling", "--replicas", str(replicas),
+                           "--per-replica-batch", str(per_replica_batch), "--json"],
                           capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode:
         raise CourseError(f"scaling run with {replicas} replicas failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout)["results"][0]
 
 
-def scaling_sweep(fast: bool, counts=(1, 2, 4, 8)) -> list[dict]:
+def scaling_sweep(fast: bool, counts=(1, 2, 4, 8), per_replica_batch: int = 32) -> list[dict]:
     """samples/s at 1, 2, 4 (and 8 with 8 real GPUs) replicas, each in its own process."""
     import tensorflow as tf
 
+    if isinstance(per_replica_batch, bool) or not isinstance(per_replica_batch, int) or per_replica_batch < 1:
+        raise CourseError(f"scaling_sweep(per_replica_batch={per_replica_batch!r}): use a whole number >= 1.")
     gpus = len(tf.config.get_visible_devices("GPU"))
     wanted = [n for n in counts if n <= 4 or gpus >= n]
-    return [p for p in (scaling_point(n, fast, gpus) for n in wanted) if p is not None]
+    points = (scaling_point(n, fast, gpus, per_replica_batch) for n in wanted)
+    return [p for p in points if p is not None]
 
 
 PER_REPLICA_BATCH = 32
@@ -225,6 +229,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument("--png", help="where to write the plot (default build/bench/NAME.png)")
     parser.add_argument("--replicas", type=int, help="scaling only: measure just this many replicas, in this process")
+    parser.add_argument("--per-replica-batch", type=int, default=PER_REPLICA_BATCH,
+                        help="scaling only: examples per replica per step (default %(default)s)")
     args = parser.parse_args(argv)
     if args.name not in BENCHMARKS:
         parser.error(f"unknown benchmark {args.name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}")
@@ -235,7 +241,7 @@ def main(argv=None) -> int:
     try:
         course = helpers.setup(devices=args.replicas, verbose=False)
         if args.replicas is not None:  # one point of the sweep, run by scaling_point in a fresh process
-            point = replica_throughput(PER_REPLICA_BATCH, *((12, 2) if course.fast else (60, 4)))
+            point = replica_throughput(args.per_replica_batch, *((12, 2) if course.fast else (60, 4)))
             print(json.dumps({"benchmark": "scaling", "results": [point], "fast": course.fast}))
             return 0
         result = BENCHMARKS[args.name](course.fast)

@@ -88,7 +88,7 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
             (x_train, y_train), (x_test, y_test) = _download_reuters()
             source = "real: keras.datasets.reuters (Reuters newswires, 46 topics)"
         except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
-            reason = f"download failed: {type(err).__name__}"
+            reason = f"download failed: {str(err).splitlines()[0][:90] if str(err) else type(err).__name__}"
     else:
         reason = "download not allowed"
     if source is None:

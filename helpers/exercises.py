@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import keras
+
 _CHECKS = {}
 
 
@@ -70,6 +72,8 @@ def _logits_model(answer):
     activation = getattr(model.layers[-1], "activation", None)
     if getattr(activation, "__name__", "") == "softmax":
         return "the last Dense layer still applies softmax: make it linear (activation=None)."
+    if not isinstance(loss, keras.losses.SparseCategoricalCrossentropy):
+        return "the labels are topic numbers (0..45): use keras.losses.SparseCategoricalCrossentropy."
     if not getattr(loss, "from_logits", False):
         return "a linear last layer outputs logits: build the loss with from_logits=True."
     return None
@@ -82,7 +86,7 @@ def _global_batch(answer):
     if answer == 128:
         return "128 is each GPU's share; the dataset must produce all four shares at once."
     if answer == 32:
-        return "that is 128 divided by 4: the seed's mistake the other way round."
+        return "32 is 128 / 4: multiply the per-GPU batch by the number of GPUs, do not divide it."
     return "global batch = examples per replica x number of replicas."
 
 

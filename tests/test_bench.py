@@ -154,7 +154,7 @@ def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
     point = bench.scaling_point(4, fast=True)
     assert point["replicas"] == 4 and point["global_batch"] == 128
     cmd, env = fake.calls[0]
-    assert cmd[1:] == ["-m", "helpers.bench", "scaling", "--replicas", "4", "--json"]
+    assert cmd[1:] == ["-m", "helpers.bench", "scaling", "--replicas", "4", "--per-replica-batch", "32", "--json"]
     assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env
 
@@ -181,9 +181,15 @@ def test_scaling_point_failure_is_a_course_error_with_the_workers_stderr(monkeyp
 
 def test_scaling_sweep_on_cpu_measures_1_2_4(monkeypatch):
     seen = []
-    monkeypatch.setattr(bench, "scaling_point", lambda n, fast, gpus: seen.append(n) or {"replicas": n})
-    assert [p["replicas"] for p in bench.scaling_sweep(fast=True)] == [1, 2, 4]
-    assert seen == [1, 2, 4]  # 8 only with 8 real GPUs
+    monkeypatch.setattr(bench, "scaling_point", lambda n, fast, gpus, batch: seen.append((n, batch)) or {"replicas": n})
+    assert [p["replicas"] for p in bench.scaling_sweep(fast=True, per_replica_batch=64)] == [1, 2, 4]
+    assert seen == [(1, 64), (2, 64), (4, 64)]  # 8 only with 8 real GPUs
+
+
+@pytest.mark.parametrize("batch", [0, True, 2.5])
+def test_scaling_sweep_rejects_bad_per_replica_batch(batch):
+    with pytest.raises(CourseError, match="scaling_sweep\\(per_replica_batch="):
+        bench.scaling_sweep(fast=True, per_replica_batch=batch)
 
 
 def test_scaling_benchmark_computes_speedups(monkeypatch):
