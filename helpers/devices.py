@@ -218,10 +218,32 @@ def plan_strategy(physical_gpus: int, logical_gpus: list[str], logical_cpus: lis
     return StrategyPlan("OneDeviceStrategy", (logical_cpus[0] if logical_cpus else "/cpu:0",), None, "CPU only")
 
 
+TPU_PACKAGES = ("tensorflow-tpu", "libtpu", "libtpu-nightly")
+NEWEST_TF_TPU = "2.20.0"  # the newest tensorflow-tpu release (checked November 2026); there is no 2.21
+
+
+def tpu_build() -> str | None:
+    """The installed package that gives TensorFlow its TPU runtime, or None (a CPU/GPU-only build)."""
+    from importlib import metadata
+
+    for name in TPU_PACKAGES:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def connect_tpu():
     """A TPUStrategy if a TPU is attached and usable here, else None (with the reason printed)."""
     hint = tpu_hint()
     if hint is None:
+        return None
+    if tpu_build() is None:
+        print(f"A TPU seems attached ({hint}), but TensorFlow {tf.__version__} here has no TPU runtime (no "
+              f"{' / '.join(TPU_PACKAGES)} package). To use it: pip install tensorflow-tpu=={NEWEST_TF_TPU} -f "
+              "https://storage.googleapis.com/libtpu-releases/index.html, then restart the runtime. "
+              "Continuing without the TPU.")
         return None
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")

@@ -194,8 +194,39 @@ def test_connect_tpu_without_hint_returns_none(monkeypatch, capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_connect_tpu_with_a_build_without_tpu_support_says_how_to_install_it(monkeypatch, capsys):
+    monkeypatch.setenv("TPU_NAME", "fake-tpu")
+    monkeypatch.setattr(devices, "tpu_build", lambda: None)
+
+    def never(**kwargs):
+        raise AssertionError("must not try to connect with a TensorFlow that has no TPU runtime")
+
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", never)
+    assert devices.connect_tpu() is None
+    out = capsys.readouterr().out
+    assert out.startswith(f"A TPU seems attached (TPU_NAME=fake-tpu), but TensorFlow {tf.__version__} here has no TPU")
+    assert "pip install tensorflow-tpu==2.20.0" in out and "restart the runtime" in out
+
+
+def test_tpu_build_reads_installed_packages(monkeypatch):
+    from importlib import metadata
+
+    installed = {"libtpu": "0.0.21"}
+
+    def version(name):
+        if name not in installed:
+            raise metadata.PackageNotFoundError(name)
+        return installed[name]
+
+    monkeypatch.setattr(metadata, "version", version)
+    assert devices.tpu_build() == "libtpu 0.0.21"
+    installed.clear()
+    assert devices.tpu_build() is None
+
+
 def test_connect_tpu_falls_back_when_resolver_fails(monkeypatch, capsys):
     monkeypatch.setenv("TPU_NAME", "fake-tpu")
+    monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
 
     def failing_resolver(**kwargs):
         raise ValueError("Please provide a TPU Name to connect to.")
@@ -210,6 +241,7 @@ def test_connect_tpu_falls_back_when_resolver_fails(monkeypatch, capsys):
 
 def test_connect_tpu_success_path(monkeypatch):
     monkeypatch.setenv("COLAB_TPU_ADDR", "10.0.0.2:8470")
+    monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
     calls = []
     resolver = object()
     strategy = object()
