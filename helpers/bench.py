@@ -160,15 +160,12 @@ POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 @benchmark("mixed-precision")
 def mixed_precision(fast: bool) -> Result:
     """float32 vs mixed_bfloat16 vs mixed_float16, each with and without XLA: steps/s and accuracy."""
-    from types import SimpleNamespace
-
     from helpers.data import load_reuters
     from helpers.plots import bars
 
     data = load_reuters()
     n = 2048 if fast else len(data.x_train)
-    subset = SimpleNamespace(x_train=data.x_train[:n], y_train=data.y_train[:n], x_test=data.x_test,
-                             y_test=data.y_test, vocab_size=data.vocab_size, num_classes=data.num_classes)
+    subset = data.head(n)
     batch = 64
     # Warm-up: the first training run in a process pays one-time costs that its first epoch does not absorb.
     train_with_policy("float32", False, subset, batch=batch, steps=8, epochs=2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import keras
 import numpy as np
@@ -33,6 +33,12 @@ class Reuters:
     @property
     def is_real(self) -> bool:
         return self.source.startswith("real")
+
+    def head(self, n_train: int) -> Reuters:
+        """The first `n_train` training wires (fast mode) with the full test set, same source label."""
+        if isinstance(n_train, bool) or not isinstance(n_train, int) or not 1 <= n_train <= len(self.x_train):
+            raise CourseError(f"Reuters.head({n_train!r}): use a whole number from 1 to {len(self.x_train)}.")
+        return replace(self, x_train=self.x_train[:n_train], y_train=self.y_train[:n_train])
 
 
 def _download_reuters():
@@ -88,7 +94,8 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
             (x_train, y_train), (x_test, y_test) = _download_reuters()
             source = "real: keras.datasets.reuters (Reuters newswires, 46 topics)"
         except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
-            reason = f"download failed: {str(err).splitlines()[0][:90] if str(err) else type(err).__name__}"
+            # Keras' message is "URL fetch failure on <url>: None -- <cause>"; the cause is what matters.
+            reason = f"download failed: {str(err).split(' -- ')[-1].splitlines()[0][:90] or type(err).__name__}"
     else:
         reason = "download not allowed"
     if source is None:

@@ -248,3 +248,17 @@ def test_make_dataset_rejects_mismatched_lengths():
     x, _ = small_xy(3)
     with pytest.raises(CourseError, match=r"x has 3 examples but y has 2; they must match"):
         make_dataset(x, np.zeros(2), 2)
+
+
+def test_head_keeps_the_first_training_wires_and_the_whole_test_set():
+    full = load_reuters(allow_download=False)
+    part = full.head(100)
+    np.testing.assert_array_equal(part.x_train, full.x_train[:100])
+    np.testing.assert_array_equal(part.y_train, full.y_train[:100])
+    assert part.x_test is full.x_test and part.source == full.source
+
+
+@pytest.mark.parametrize("n", [0, 9999, True, 2.5])
+def test_head_rejects_bad_sizes(n):
+    with pytest.raises(CourseError, match=r"Reuters.head\("):
+        load_reuters(allow_download=False).head(n)
