@@ -206,6 +206,67 @@ def train_with_policy(policy: str, jit_compile: bool, data, *, batch: int, steps
             "optimizer": type(model.optimizer).__name__, "epoch_seconds": timer.epoch_seconds}
 
 
+STEPS_PER_EXECUTION = (1, 8, 32)
+# The TensorFlow TPU guide: steps_per_execution=50 "increases throughput by about 50%" (small MNIST model, TPU).
+PUBLISHED_TPU_GAIN = {"published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
+
+
+def fused_steps_per_second(build_model, steps_per_execution: int, dataset, *, strategy, steps: int,
+                           epochs: int = 3) -> float:
+    """Train a fresh model that runs `steps_per_execution` training steps per call into the device;
+    return steady steps/s (the first epoch, with tracing, is left out)."""
+    from helpers.models import matching_loss
+    from helpers.timing import EpochTimer
+
+    with strategy.scope():
+        model = build_model()
+        model.compile(optimizer="adam", loss=matching_loss(), steps_per_execution=steps_per_execution)
+    timer = EpochTimer()
+    model.fit(dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+    return steps / timer.steady_seconds
+
+
+def step_fusing_sweep(strategy, fast: bool, values=STEPS_PER_EXECUTION, per_replica_batch: int = 32,
+                      warm_up: bool = True) -> dict:
+    """Steady steps/s at each steps_per_execution, for the course model and a tiny one, under `strategy`.
+    warm_up=False skips the warm-up run, for a process that has already trained a model."""
+    from helpers.data import load_reuters, make_dataset
+    from helpers.models import reuters_bag_of_words, reuters_conv1d
+
+    data = load_reuters()
+    dataset = make_dataset(data.x_train, data.y_train, per_replica_batch * strategy.num_replicas_in_sync,
+                           repeat=True, drop_remainder=True)
+    steps = 32 if fast else 320  # a multiple of every value: each epoch ends on a whole execution
+    if warm_up:  # the first training run in a process pays one-time costs its own first epoch does not absorb
+        fused_steps_per_second(reuters_bag_of_words, 1, dataset, strategy=strategy, steps=8, epochs=2)
+    models = {"Conv1D (course model)": reuters_conv1d, "bag of words (tiny)": reuters_bag_of_words}
+    epochs = 2 if fast else 4  # the first (tracing) epoch is left out: fast mode times one epoch per setting
+    return {name: [fused_steps_per_second(build, n, dataset, strategy=strategy, steps=steps, epochs=epochs)
+                   for n in values] for name, build in models.items()}
+
+
+def fusing_gains(sweep: dict) -> dict:
+    """{model: (steps_per_execution values, steps/s relative to the first value)}, plus the published TPU point."""
+    return {**{name: (list(STEPS_PER_EXECUTION), [r / rates[0] for r in rates]) for name, rates in sweep.items()},
+            **PUBLISHED_TPU_GAIN}
+
+
+@benchmark("step-fusing")
+def step_fusing(fast: bool) -> Result:
+    """steps_per_execution 1, 8, 32 under the best strategy here: steady steps/s and the gain over 1."""
+    from helpers.devices import choose_strategy
+    from helpers.plots import lines
+
+    strategy = choose_strategy(verbose=False)
+    sweep = step_fusing_sweep(strategy, fast)
+    rows = [[name, n, round(rate, 1), round(rate / rates[0], 2)]
+            for name, rates in sweep.items() for n, rate in zip(STEPS_PER_EXECUTION, rates)]
+    fig = lines(fusing_gains(sweep), logx=True, xlabel="steps_per_execution",
+                ylabel="steps/s relative to steps_per_execution=1",
+                title=f"Step fusing, {strategy.num_replicas_in_sync} replica(s), 32 examples per replica")
+    return Result("step-fusing", ["model", "steps_per_execution", "steps_per_s", "vs_1"], rows, fig)
+
+
 @benchmark("scaling")
 def scaling(fast: bool) -> Result:
     """The Reuters model at a fixed per-replica batch on 1, 2, 4 (8) replicas: throughput and speed-up."""

@@ -74,6 +74,12 @@ def _version_tuple(version: str) -> tuple[int, int]:
     return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
 
 
+NEWEST_TF_TPU = "2.20.0"  # the newest tensorflow-tpu release (checked November 2026); there is no 2.21
+# Colab's own instruction (googlecolab/colabtools#5164) names this index for the matching libtpu.
+TPU_INSTALL = (f"pip install tensorflow-tpu=={NEWEST_TF_TPU} "
+               "-f https://storage.googleapis.com/libtpu-tf-releases/index.html")
+
+
 def check_versions() -> None:
     """Fail early, with the fix, on a runtime too old for the course (Keras 2 APIs differ)."""
     try:
@@ -81,8 +87,8 @@ def check_versions() -> None:
         import tensorflow as tf
     except ImportError as err:
         raise CourseError(
-            f"TensorFlow is not installed ({err}). Locally run `make setup`; on Colab and Kaggle "
-            "use a runtime that ships TensorFlow."
+            f"TensorFlow is not installed ({err}). Locally run `make setup`. Colab and Kaggle TPU runtimes "
+            f"no longer ship it: run `{TPU_INSTALL}` and restart the runtime, or pick a CPU/GPU runtime."
         ) from None
     if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:
         raise CourseError(

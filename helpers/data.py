@@ -18,15 +18,19 @@ REUTERS_TRAIN, REUTERS_TEST = 8982, 2246
 REUTERS_VOCAB, REUTERS_CLASSES = 30982, 46
 DOWNLOAD_TIMEOUT_S = 15
 TOPICAL_SHARE, LABEL_NOISE = 0.2, 0.2  # tuned so the stand-in learns, then overfits, like the real data
+# The shapes of keras.datasets.cifar10.load_data(): 32x32 RGB images, uint8.
+CIFAR10_TRAIN, CIFAR10_TEST, CIFAR10_SHAPE = 50_000, 10_000, (32, 32, 3)
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 
 @dataclass
-class Reuters:
+class Arrays:
+    """A dataset held in memory as NumPy arrays, with a plain statement of where it came from."""
+
     x_train: np.ndarray
     y_train: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
-    vocab_size: int
     num_classes: int
     source: str  # says plainly whether this is the real data or the synthetic stand-in
 
@@ -34,22 +38,42 @@ class Reuters:
     def is_real(self) -> bool:
         return self.source.startswith("real")
 
-    def head(self, n_train: int) -> Reuters:
-        """The first `n_train` training wires (fast mode) with the full test set, same source label."""
+    def head(self, n_train: int):
+        """The first `n_train` training examples (fast mode) with the full test set, same source label."""
         if isinstance(n_train, bool) or not isinstance(n_train, int) or not 1 <= n_train <= len(self.x_train):
-            raise CourseError(f"Reuters.head({n_train!r}): use a whole number from 1 to {len(self.x_train)}.")
+            raise CourseError(f"{type(self).__name__}.head({n_train!r}): use a whole number from 1 to "
+                              f"{len(self.x_train)}.")
         return replace(self, x_train=self.x_train[:n_train], y_train=self.y_train[:n_train])
 
 
-def _download_reuters():
-    """keras.datasets.reuters.load_data(), cached in ~/.keras/datasets, with a network timeout."""
+@dataclass
+class Reuters(Arrays):
+    vocab_size: int = REUTERS_VOCAB
+
+
+@dataclass
+class Cifar10(Arrays):
+    class_names: tuple[str, ...] = CIFAR10_CLASSES
+
+
+def _download(load_data):
+    """Call a keras.datasets loader (cached in ~/.keras/datasets) with a network timeout, quietly."""
     old = socket.getdefaulttimeout()
     socket.setdefaulttimeout(DOWNLOAD_TIMEOUT_S)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # its "Downloading ..." line
-            return keras.datasets.reuters.load_data()
+            return load_data()
     finally:
         socket.setdefaulttimeout(old)
+
+
+def _download_reuters():
+    return _download(keras.datasets.reuters.load_data)
+
+
+def _failure_reason(err: Exception) -> str:
+    # Keras' message is "URL fetch failure on <url>: None -- <cause>"; the cause is what matters.
+    return f"download failed: {str(err).split(' -- ')[-1].splitlines()[0][:90] or type(err).__name__}"
 
 
 def synthetic_reuters(seed: int = 0):
@@ -94,8 +118,7 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
             (x_train, y_train), (x_test, y_test) = _download_reuters()
             source = "real: keras.datasets.reuters (Reuters newswires, 46 topics)"
         except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
-            # Keras' message is "URL fetch failure on <url>: None -- <cause>"; the cause is what matters.
-            reason = f"download failed: {str(err).split(' -- ')[-1].splitlines()[0][:90] or type(err).__name__}"
+            reason = _failure_reason(err)
     else:
         reason = "download not allowed"
     if source is None:
@@ -115,11 +138,13 @@ def pad(sequences, maxlen: int = 300) -> np.ndarray:
     return keras.utils.pad_sequences(sequences, maxlen=maxlen, dtype="int32")
 
 
-def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, repeat: bool = False):
+def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, repeat: bool = False,
+                 drop_remainder: bool = False):
     """from_tensor_slices -> cache -> shuffle -> batch -> (repeat) -> prefetch.
 
     cache() comes first so each epoch reshuffles the cached examples; the seeds' cache() after
-    prefetch() froze the first epoch's order forever.
+    prefetch() froze the first epoch's order forever. drop_remainder=True gives every batch the same
+    static shape, which TPUs (XLA) need.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise CourseError(f"make_dataset(batch_size={batch_size!r}): use a whole number >= 1.")
@@ -128,7 +153,52 @@ def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, 
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
     if shuffle:
         ds = ds.shuffle(buffer_size=len(x), seed=seed, reshuffle_each_iteration=True)
-    ds = ds.batch(batch_size)
+    ds = ds.batch(batch_size, drop_remainder=drop_remainder)
     if repeat:
         ds = ds.repeat()
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def _download_cifar10():
+    return _download(keras.datasets.cifar10.load_data)
+
+
+def synthetic_cifar10(seed: int = 0, n_train: int = CIFAR10_TRAIN, n_test: int = CIFAR10_TEST):
+    """A deterministic stand-in with CIFAR-10's shapes and dtypes: each class is a noisy copy of its
+    own random colour pattern, so a model can learn it. These are NOT photographs."""
+    rng = np.random.default_rng(seed)
+    templates = rng.integers(40, 216, size=(10, 8, 8, 3)).repeat(4, axis=1).repeat(4, axis=2).astype(np.int16)
+
+    def make(n):
+        labels = rng.integers(0, 10, size=n)
+        images = np.empty((n, *CIFAR10_SHAPE), dtype=np.uint8)
+        for start in range(0, n, 5000):  # in chunks: the noise for all 50,000 images at once is 300 MB
+            part = labels[start:start + 5000]
+            noise = rng.integers(-40, 41, size=(len(part), *CIFAR10_SHAPE), dtype=np.int16)
+            images[start:start + 5000] = np.clip(templates[part] + noise, 0, 255)
+        return images, labels.astype(np.int64)
+
+    return make(n_train), make(n_test)
+
+
+def load_cifar10(allow_download: bool = True) -> Cifar10:
+    """CIFAR-10 in memory (labels as a flat int64 vector): the real data when it can be had, else the stand-in."""
+    if not isinstance(allow_download, bool):
+        raise CourseError(f"load_cifar10(allow_download={allow_download!r}): use True or False.")
+    source = None
+    if allow_download:
+        try:
+            (x_train, y_train), (x_test, y_test) = _download_cifar10()
+            source = "real: keras.datasets.cifar10 (60,000 32x32 photographs, 10 classes)"
+        except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
+            reason = _failure_reason(err)
+    else:
+        reason = "download not allowed"
+    if source is None:
+        (x_train, y_train), (x_test, y_test) = synthetic_cifar10()
+        source = f"SYNTHETIC stand-in, same shapes as CIFAR-10 ({reason}); accuracies are not comparable"
+    return Cifar10(
+        x_train=np.asarray(x_train, dtype=np.uint8), y_train=np.asarray(y_train, dtype=np.int64).reshape(-1),
+        x_test=np.asarray(x_test, dtype=np.uint8), y_test=np.asarray(y_test, dtype=np.int64).reshape(-1),
+        num_classes=10, source=source,
+    )

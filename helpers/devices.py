@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from helpers.course import CourseError, check_devices
+from helpers.course import TPU_INSTALL, CourseError, check_devices
 from helpers.tables import Table
 
 RESTART = (
@@ -219,7 +219,6 @@ def plan_strategy(physical_gpus: int, logical_gpus: list[str], logical_cpus: lis
 
 
 TPU_PACKAGES = ("tensorflow-tpu", "libtpu", "libtpu-nightly")
-NEWEST_TF_TPU = "2.20.0"  # the newest tensorflow-tpu release (checked November 2026); there is no 2.21
 
 
 def tpu_build() -> str | None:
@@ -241,8 +240,7 @@ def connect_tpu():
         return None
     if tpu_build() is None:
         print(f"A TPU seems attached ({hint}), but TensorFlow {tf.__version__} here has no TPU runtime (no "
-              f"{' / '.join(TPU_PACKAGES)} package). To use it: pip install tensorflow-tpu=={NEWEST_TF_TPU} -f "
-              "https://storage.googleapis.com/libtpu-releases/index.html, then restart the runtime. "
+              f"{' / '.join(TPU_PACKAGES)} package). To use it: {TPU_INSTALL}, then restart the runtime. "
               "Continuing without the TPU.")
         return None
     try:

@@ -98,3 +98,17 @@ def _survivors(answer):
     if "float16" in names:
         return "float16's smallest value is about 6e-8: 1e-9 underflows to 0 (try np.float16(1e-9))."
     return "check the exponent range, not the resolution: ml_dtypes.finfo(dtype).tiny for each."
+
+
+@exercise("ch4.scaled_lr")
+def _scaled_lr(answer):
+    # 0.1 at batch 256; 128 per core x 8 cores = 1024 = 4x the batch -> 4x the learning rate.
+    if _close(answer, 0.4):
+        return None
+    if _close(answer, 0.025):
+        return "the batch grew 4x, so the learning rate grows 4x too: multiply, do not divide."
+    if _close(answer, 0.1):
+        return "with 4x the examples per step there are 4x fewer steps: scale the rate with the batch."
+    if _close(answer, 0.05):
+        return "128 is each core's share; the global batch is 128 x 8 cores."
+    return "linear rule: new rate = old rate x (new global batch / old batch)."

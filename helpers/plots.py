@@ -58,6 +58,30 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
     return fig
 
 
+def lines(series: dict, *, xlabel: str, ylabel: str, title: str = "", logx: bool = False):
+    """One line per series on shared axes. series: {label: (xs, ys)}."""
+    if not series:
+        raise CourseError("lines(): give at least one series {label: (xs, ys)}.")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, (xs, ys) in series.items():
+        if len(xs) != len(ys):
+            raise CourseError(f"lines(): series {label!r} has {len(xs)} x values for {len(ys)} y values.")
+        ax.plot(xs, ys, "o-" if len(xs) > 1 else "*", markersize=6 if len(xs) > 1 else 12, label=label)
+    if all(float(x).is_integer() for xs, _ in series.values() for x in xs):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if logx:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({x for xs, _ in series.values() for x in xs}))
+        ax.get_xaxis().set_major_formatter(plt.ScalarFormatter())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def speedup_lines(series: dict, title: str = "Speed-up over one device"):
     """Speed-up curves against the ideal line. series: {label: (device counts, speed-ups)}."""
     if not series:

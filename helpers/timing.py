@@ -83,6 +83,25 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     return timing
 
 
+def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:
+    """How fast a tf.data pipeline delivers examples on its own, with no model attached: run
+    `warmup` batches untimed (start-up, the first pass of a cache), then time `batches` more."""
+    _count("examples_per_second", "batches", batches, 1)
+    _count("examples_per_second", "warmup", warmup, 0)
+    iterator = iter(dataset)
+    try:
+        for _ in range(warmup):
+            next(iterator)
+        examples, start = 0, time.perf_counter()
+        for _ in range(batches):
+            features = next(iterator)
+            examples += int(tf.shape(tf.nest.flatten(features)[0])[0])
+    except StopIteration:
+        raise CourseError(f"examples_per_second(): the dataset ran out before {warmup} + {batches} batches; "
+                          "add .repeat() or ask for fewer batches.") from None
+    return examples / (time.perf_counter() - start)
+
+
 class EpochTimer(keras.callbacks.Callback):
     """Records each epoch's wall time and throughput during `fit`.
 

@@ -87,8 +87,11 @@ def test_check_versions_rejects_old_runtime(monkeypatch, module, version):
 
 def test_check_versions_without_tensorflow(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)
-    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup"):
+    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup") as caught:
         course.check_versions()
+    # TPU runtimes stopped shipping TensorFlow in 2025: the message must say how to install the TPU build.
+    expected = "pip install tensorflow-tpu==2.20.0 -f https://storage.googleapis.com/libtpu-tf-releases/"
+    assert expected in str(caught.value)
 
 
 def test_quiet_logs_sets_error_level_and_ignores_shuffle_warning():

@@ -262,3 +262,103 @@ def test_head_keeps_the_first_training_wires_and_the_whole_test_set():
 def test_head_rejects_bad_sizes(n):
     with pytest.raises(CourseError, match=r"Reuters.head\("):
         load_reuters(allow_download=False).head(n)
+
+
+# ---------------------------------------------------------------------------- CIFAR-10
+
+
+@pytest.fixture
+def cifar_downloader(monkeypatch):
+    calls = []
+
+    def install(result=None, error=None):
+        def fake():
+            calls.append(1)
+            if error is not None:
+                raise error
+            return result
+
+        monkeypatch.setattr(data, "_download_cifar10", fake)
+        return calls
+
+    return install
+
+
+@pytest.fixture
+def small_cifar_stand_in(monkeypatch):
+    real = data.synthetic_cifar10
+    monkeypatch.setattr(data, "synthetic_cifar10", lambda seed=0: real(seed, n_train=60, n_test=20))
+
+
+def test_cifar_stand_in_has_cifar_shapes_dtypes_and_says_synthetic():
+    (x_train, y_train), (x_test, y_test) = data.synthetic_cifar10()
+    assert x_train.shape == (50_000, 32, 32, 3) and x_test.shape == (10_000, 32, 32, 3)
+    assert x_train.dtype == np.uint8 and y_train.dtype == np.int64
+    assert y_train.shape == (50_000,) and set(np.unique(y_test)) == set(range(10))
+    cifar = data.load_cifar10(allow_download=False)
+    assert not cifar.is_real
+    assert cifar.source.startswith("SYNTHETIC stand-in, same shapes as CIFAR-10 (download not allowed)")
+    assert cifar.num_classes == 10 and cifar.class_names[0] == "airplane" and len(cifar.class_names) == 10
+
+
+def test_cifar_stand_in_is_deterministic_and_learnable():
+    (x1, y1), _ = data.synthetic_cifar10(seed=0, n_train=200, n_test=10)
+    (x2, y2), _ = data.synthetic_cifar10(seed=0, n_train=200, n_test=10)
+    np.testing.assert_array_equal(x1, x2)
+    np.testing.assert_array_equal(y1, y2)
+    # Each class has its own pattern: images of one class are closer to their class mean than to another's.
+    means = np.stack([x1[y1 == c].mean(axis=0) for c in range(10)])
+    distances = ((x1[:, None].astype(float) - means[None]) ** 2).sum(axis=(2, 3, 4))
+    assert (distances.argmin(axis=1) == y1).mean() > 0.95
+
+
+def test_cifar_real_data_gets_flat_int64_labels(cifar_downloader):
+    x = np.zeros((4, 32, 32, 3), np.uint8)
+    calls = cifar_downloader(result=((x, np.array([[1], [2], [3], [4]], np.uint8)), (x[:2], np.array([[0], [9]]))))
+    cifar = data.load_cifar10()
+    assert calls == [1]
+    assert cifar.is_real and cifar.source.startswith("real: keras.datasets.cifar10")
+    assert cifar.y_train.shape == (4,) and cifar.y_train.dtype == np.int64
+    np.testing.assert_array_equal(cifar.y_test, [0, 9])
+
+
+def test_cifar_failed_download_falls_back_with_the_reason(cifar_downloader, small_cifar_stand_in):
+    calls = cifar_downloader(error=OSError("URL fetch failure on https://x: None -- Name or service not known"))
+    cifar = data.load_cifar10()
+    assert calls == [1]
+    assert not cifar.is_real
+    assert "download failed: Name or service not known" in cifar.source
+    assert cifar.x_train.shape == (60, 32, 32, 3)
+
+
+def test_cifar_download_goes_through_keras_quietly(monkeypatch, capsys):
+    def fake_load_data():
+        print("Downloading data from https://www.cs.toronto.edu/...")
+        return "cifar"
+
+    monkeypatch.setattr(data.keras.datasets.cifar10, "load_data", fake_load_data)
+    assert data._download_cifar10() == "cifar"
+    assert capsys.readouterr().out == ""
+
+
+def test_load_cifar10_rejects_non_bool_allow_download(cifar_downloader):
+    calls = cifar_downloader(result=None)
+    with pytest.raises(CourseError, match=r"load_cifar10\(allow_download='no'\): use True or False"):
+        data.load_cifar10(allow_download="no")
+    assert calls == []
+
+
+def test_cifar_head_names_its_class_in_errors(small_cifar_stand_in):
+    cifar = data.load_cifar10(allow_download=False)
+    assert len(cifar.head(8).x_train) == 8 and len(cifar.head(8).x_test) == 20
+    with pytest.raises(CourseError, match=r"Cifar10.head\(61\): use a whole number from 1 to 60"):
+        cifar.head(61)
+
+
+def test_make_dataset_drop_remainder_gives_static_batch_shapes():
+    x, y = small_xy(5)
+    kept = make_dataset(x, y, 2, shuffle=False)
+    dropped = make_dataset(x, y, 2, shuffle=False, drop_remainder=True)
+    assert [len(b[1]) for b in kept] == [2, 2, 1]
+    assert [len(b[1]) for b in dropped] == [2, 2]
+    assert dropped.element_spec[0].shape[0] == 2 and kept.element_spec[0].shape[0] is None

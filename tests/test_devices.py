@@ -205,7 +205,8 @@ def test_connect_tpu_with_a_build_without_tpu_support_says_how_to_install_it(mon
     assert devices.connect_tpu() is None
     out = capsys.readouterr().out
     assert out.startswith(f"A TPU seems attached (TPU_NAME=fake-tpu), but TensorFlow {tf.__version__} here has no TPU")
-    assert "pip install tensorflow-tpu==2.20.0" in out and "restart the runtime" in out
+    assert "pip install tensorflow-tpu==2.20.0 -f https://storage.googleapis.com/libtpu-tf-releases/index.html" in out
+    assert "restart the runtime" in out and out.rstrip().endswith("Continuing without the TPU.")
 
 
 def test_tpu_build_reads_installed_packages(monkeypatch):

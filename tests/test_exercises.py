@@ -16,6 +16,7 @@ RIGHT_ANSWERS = {
     "ch1.logits_model": lambda: (small_model("logits"), matching_loss("logits")),
     "ch2.global_batch": lambda: 128 * 4,
     "ch3.survivors": lambda: ["bfloat16", "float32"],
+    "ch4.scaled_lr": lambda: 0.4,
 }
 
 
@@ -51,6 +52,11 @@ def test_right_answers_are_correct(capsys, name):
         ("ch3.survivors", {"float32", "bfloat16"}, None),
         ("ch3.survivors", ["float16", "float32"], "float16's smallest value is about 6e-8"),
         ("ch3.survivors", "float32", "check the exponent range"),
+        ("ch4.scaled_lr", 0.401, None),
+        ("ch4.scaled_lr", 0.025, "the batch grew 4x"),
+        ("ch4.scaled_lr", 0.1, "with 4x the examples per step"),
+        ("ch4.scaled_lr", 0.05, "128 is each core's share"),
+        ("ch4.scaled_lr", 3.2, "linear rule: new rate"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):

@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from helpers import CourseError
+from helpers import CourseError, models
 from helpers.models import matching_loss, reuters_conv1d
 
 
@@ -82,3 +82,18 @@ def test_matching_loss_rejects_bad_output(bad):
     with pytest.raises(CourseError,
                        match=rf"matching_loss\(output={bad!r}\): use 'logits' or 'softmax'"):
         matching_loss(bad)
+
+
+def test_bag_of_words_is_tiny_and_outputs_float32_logits():
+    model = models.reuters_bag_of_words()
+    assert model.count_params() == 30982 * 8 + 8 * 46 + 46
+    assert [type(layer).__name__ for layer in model.layers] == ["Embedding", "GlobalAveragePooling1D", "Dense"]
+    assert model.layers[-1].activation.__name__ == "linear" and model.layers[-1].dtype_policy.name == "float32"
+    assert model(np.zeros((2, 300), "int32")).shape == (2, 46)
+
+
+@pytest.mark.parametrize("kwargs", [{"vocab_size": 1}, {"num_classes": True}, {"maxlen": 3.0}])
+def test_bag_of_words_rejects_bad_arguments(kwargs):
+    name, value = next(iter(kwargs.items()))
+    with pytest.raises(CourseError, match=rf"reuters_bag_of_words\({name}={value!r}\): use a whole number >= 2"):
+        models.reuters_bag_of_words(**kwargs)

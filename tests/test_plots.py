@@ -3,7 +3,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from helpers import CourseError
-from helpers.plots import bars, mirrored_diagram, spacing, speedup_lines, training_curves
+from helpers.plots import bars, lines, mirrored_diagram, spacing, speedup_lines, training_curves
 
 HISTORY = {
     "loss": [1.2, 0.8, 0.6],
@@ -135,3 +135,26 @@ def test_spacing_plots_one_line_per_format_on_log_axes():
 def test_spacing_rejects_gaps_of_the_wrong_length():
     with pytest.raises(CourseError, match="one gap per x value"):
         spacing([1.0, 2.0], {"float16": [1e-3]})
+
+
+def test_lines_one_line_per_series_and_a_star_for_a_single_point():
+    fig = lines({"a": ([1, 8, 32], [1.0, 1.2, 1.3]), "published": ([50], [1.5])}, xlabel="x", ylabel="y",
+                title="t", logx=True)
+    ax = fig.axes[0]
+    assert lines_of(ax) == {"a": ([1, 8, 32], [1.0, 1.2, 1.3]), "published": ([50], [1.5])}
+    assert ax.lines[1].get_marker() == "*" and ax.lines[0].get_marker() == "o"
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [1, 8, 32, 50]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == ("x", "y", "t")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "published"]
+
+
+def test_lines_linear_axis_by_default():
+    ax = lines({"loss": ([1, 2, 3], [3.0, 2.0, 1.5])}, xlabel="epoch", ylabel="loss").axes[0]
+    assert ax.get_xscale() == "linear"
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+@pytest.mark.parametrize("series, message", [({}, "at least one series"), ({"a": ([1, 2], [1.0])}, "'a' has 2 x")])
+def test_lines_rejects_bad_series(series, message):
+    with pytest.raises(CourseError, match=message):
+        lines(series, xlabel="x", ylabel="y")
