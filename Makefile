@@ -8,7 +8,7 @@ TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 FAST ?= 1
 DEVICES ?= 2
 
-.PHONY: setup test unit notebook lint run lab template outputs clean
+.PHONY: setup test unit notebook lint run lab template outputs data clean
 
 setup: $(STAMP)
 
@@ -51,6 +51,10 @@ template: setup
 # Re-execute every notebook in place (fast mode, CI's devices) so the stored outputs are current.
 outputs: setup
 	$(TEST_ENV) $(BIN)/python tools/template.py --execute
+
+# The generated image folder of chapter 5 (data/shapes, about 2 s; git-ignored).
+data: setup
+	$(BIN)/python -m helpers.images
 
 clean:
 	rm -rf build .coverage

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from helpers.course import CourseError
 from helpers.tables import Table
@@ -24,12 +24,14 @@ class Result:
     columns: list[str]
     rows: list[list]
     figure: object  # a matplotlib Figure
+    extra: dict = field(default_factory=dict)  # summary figures for --json, next to "results"
 
     def table(self) -> Table:
         return Table(self.columns, self.rows, title=self.name)
 
     def as_json(self, png: str) -> dict:
-        return {"benchmark": self.name, "results": [dict(zip(self.columns, r)) for r in self.rows], "png": png}
+        return {"benchmark": self.name, "results": [dict(zip(self.columns, r)) for r in self.rows], **self.extra,
+                "png": png}
 
 
 def benchmark(name: str):
@@ -265,6 +267,46 @@ def step_fusing(fast: bool) -> Result:
                 ylabel="steps/s relative to steps_per_execution=1",
                 title=f"Step fusing, {strategy.num_replicas_in_sync} replica(s), 32 examples per replica")
     return Result("step-fusing", ["model", "steps_per_execution", "steps_per_s", "vs_1"], rows, fig)
+
+
+LATENCY_S = 0.002  # simulated per-file storage latency: a network disk or a cloud bucket
+
+
+def pipeline_comparison(fast: bool, root=None) -> dict:
+    """{latency in s: {variant: images/s}} over the course's image folder (generated when missing)."""
+    from helpers.images import default_root, list_image_folder, make_image_folder
+    from helpers.pipelines import pipeline_rates
+
+    root = root or default_root()
+    if not root.is_dir():
+        make_image_folder(root)
+    paths, labels, class_names = list_image_folder(root)
+    return {latency: pipeline_rates(paths, labels, class_names, latency_s=latency, batches=20 if fast else 60)
+            for latency in (0.0, LATENCY_S)}
+
+
+def best_speedup(rates: dict) -> float:
+    """The fastest tf.data variant's images/s over the Python generator's."""
+    return max(v for k, v in rates.items() if k != "Python generator") / rates["Python generator"]
+
+
+def pipeline_result(comparison: dict) -> Result:
+    """The table, bar chart and summary ratios of a {latency: {variant: images/s}} comparison."""
+    from helpers.plots import bars
+
+    rows = [[f"{latency * 1000:g} ms", name, round(rate), round(rate / rates["Python generator"], 1)]
+            for latency, rates in comparison.items() for name, rate in rates.items()]
+    fig = bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows], [r[2] for r in rows],
+               ylabel="images/s (log scale)", log=True, title="Reading and decoding image files, no model attached")
+    extra = {"speedup_no_latency": round(best_speedup(comparison[0.0]), 2),
+             "speedup_with_latency": round(best_speedup(comparison[LATENCY_S]), 2)}
+    return Result("pipeline", ["latency", "variant", "images_per_s", "vs_generator"], rows, fig, extra)
+
+
+@benchmark("pipeline")
+def pipeline(fast: bool) -> Result:
+    """Images/s of a Python generator vs tf.data variants, with and without 2 ms simulated latency per file."""
+    return pipeline_result(pipeline_comparison(fast))
 
 
 @benchmark("scaling")

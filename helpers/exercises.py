@@ -112,3 +112,15 @@ def _scaled_lr(answer):
     if _close(answer, 0.05):
         return "128 is each core's share; the global batch is 128 x 8 cores."
     return "linear rule: new rate = old rate x (new global batch / old batch)."
+
+
+@exercise("ch5.shuffle_buffer_mb")
+def _shuffle_buffer_mb(answer):
+    # 3000 images x 224 x 224 x 3 float32 values x 4 bytes.
+    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 1e6):
+        return None
+    if _close(answer, 3000 * 224 * 224 * 3 / 1e6):
+        return "the images were divided by 255: they are float32, 4 bytes per value."
+    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 2**20):
+        return "use 1 MB = 10^6 bytes here (you divided by 2^20)."
+    return "bytes = images x height x width x channels x bytes per value; then divide by 10^6."

@@ -31,7 +31,7 @@ def only_json(capsys) -> dict:
 
 
 def test_registered_benchmarks():
-    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "scaling", "step-fusing"]
+    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "pipeline", "scaling", "step-fusing"]
 
 
 def test_accelerators_lists_cpu_then_gpus():
@@ -331,3 +331,34 @@ def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
     bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
     assert calls == [1, 8, 32, 1, 8, 32]
+
+
+# ---------------------------------------------------------------------------- pipeline
+
+
+def test_pipeline_benchmark_json_has_both_speedups(monkeypatch, fast, capsys, tmp_path):
+    fake = {0.0: {"Python generator": 1000.0, "tf.data, parallel map": 3500.0, "tf.data, cached": 15000.0},
+            0.002: {"Python generator": 300.0, "tf.data, parallel map": 3300.0, "tf.data, cached": 21000.0}}
+    monkeypatch.setattr(bench, "pipeline_comparison", lambda fast: fake)
+    assert main(["pipeline", "--json", "--png", str(tmp_path / "p.png")]) == 0
+    result = only_json(capsys)
+    assert result["speedup_no_latency"] == 15.0 and result["speedup_with_latency"] == 70.0
+    assert result["results"][1] == {"latency": "0 ms", "variant": "tf.data, parallel map", "images_per_s": 3500,
+                                    "vs_generator": 3.5}
+    assert len(result["results"]) == 6
+
+
+def test_pipeline_comparison_generates_the_folder_when_missing(monkeypatch, tmp_path):
+    from helpers import pipelines
+
+    calls = []
+    monkeypatch.setattr(pipelines, "pipeline_rates",
+                        lambda paths, labels, names, *, latency_s, batches: calls.append((len(paths), latency_s,
+                                                                                          batches)) or {})
+    import helpers.images as images
+
+    real_make = images.make_image_folder
+    monkeypatch.setattr(images, "make_image_folder", lambda root: real_make(root, per_class=2))
+    comparison = bench.pipeline_comparison(fast=True, root=tmp_path / "shapes")
+    assert list(comparison) == [0.0, bench.LATENCY_S]
+    assert calls == [(12, 0.0, 20), (12, 0.002, 20)]

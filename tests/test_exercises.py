@@ -17,6 +17,7 @@ RIGHT_ANSWERS = {
     "ch2.global_batch": lambda: 128 * 4,
     "ch3.survivors": lambda: ["bfloat16", "float32"],
     "ch4.scaled_lr": lambda: 0.4,
+    "ch5.shuffle_buffer_mb": lambda: 1806,
 }
 
 
@@ -57,6 +58,10 @@ def test_right_answers_are_correct(capsys, name):
         ("ch4.scaled_lr", 0.1, "with 4x the examples per step"),
         ("ch4.scaled_lr", 0.05, "128 is each core's share"),
         ("ch4.scaled_lr", 3.2, "linear rule: new rate"),
+        ("ch5.shuffle_buffer_mb", 1806.336, None),
+        ("ch5.shuffle_buffer_mb", 451.584, "the images were divided by 255"),
+        ("ch5.shuffle_buffer_mb", 1722.65, "use 1 MB = 10^6 bytes"),
+        ("ch5.shuffle_buffer_mb", 18, "bytes = images x height"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):

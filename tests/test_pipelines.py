@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from helpers import images, pipelines
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = images.make_image_folder(tmp_path_factory.mktemp("p") / "shapes", per_class=4)
+    return images.list_image_folder(root)
+
+
+def test_label_from_path_matches_the_folder_index(folder):
+    paths, labels, names = folder
+    got = [int(pipelines.label_from_path(tf.constant(p), names)) for p in paths]
+    assert got == labels.tolist()
+
+
+def test_generator_and_tf_data_decode_the_same_images(folder):
+    paths, labels, names = folder
+    from_gen = list(pipelines.generator_dataset(paths[:3], labels[:3]).as_numpy_iterator())
+    from_tf = [pipelines.read_image(tf.constant(p)).numpy() for p in paths[:3]]
+    for (image, label), other, expected in zip(from_gen, from_tf, labels[:3]):
+        assert image.shape == (64, 64, 3) and image.dtype == np.float32 and label == expected
+        assert 0.0 <= image.min() and image.max() <= 1.0
+        assert np.abs(image - other).mean() < 0.02  # PIL and TensorFlow's JPEG decoders differ slightly
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"cache": True}, {"io_threads": 4, "deterministic": False},
+                                    {"parallel": False, "latency_s": 0.001}])
+def test_file_dataset_yields_every_file_once_per_epoch_shuffled(folder, kwargs):
+    paths, labels, names = folder
+    ds = pipelines.file_dataset(paths, names, **kwargs)
+    epochs = [[int(y) for _, y in ds] for _ in range(2)]
+    for epoch in epochs:
+        assert sorted(epoch) == sorted(labels.tolist())
+    assert epochs[0] != labels.tolist() or epochs[1] != labels.tolist()  # shuffled, not in file order
+
+
+def test_file_dataset_options(folder):
+    paths, _, names = folder
+    options = pipelines.file_dataset(paths, names, io_threads=8, deterministic=False).options()
+    assert options.threading.private_threadpool_size == 8 and options.deterministic is False
+    assert pipelines.file_dataset(paths, names).options().threading.private_threadpool_size in (None, 0)
+
+
+def transformations(ds):
+    """The transformation names from the source to the final dataset (tf.data internals)."""
+    names = []
+    while ds is not None:
+        names.append(type(ds).__name__.strip("_").removesuffix("Dataset"))
+        ds = getattr(ds, "_input_dataset", None)
+    return names[::-1]
+
+
+def test_paths_are_shuffled_before_decoding_and_cached_images_after_the_cache(folder):
+    paths, _, names = folder
+    assert transformations(pipelines.file_dataset(paths, names)) == ["TensorSlice", "Shuffle", "ParallelMap", "Options"]
+    assert transformations(pipelines.file_dataset(paths, names, cache=True, parallel=False)) == [
+        "TensorSlice", "Map", "Cache", "Shuffle", "Options"]
+
+
+def test_pipeline_rates_measures_every_variant(folder, monkeypatch):
+    paths, labels, names = folder
+    seen = []
+
+    def fake_rate(ds, *, batches, warmup=2):
+        seen.append((batches, warmup))
+        return 100.0 * len(seen)
+
+    monkeypatch.setattr("helpers.timing.examples_per_second", fake_rate)
+    rates = pipelines.pipeline_rates(paths, labels, names, latency_s=0.002, batch=8, batches=10)
+    assert list(rates) == ["Python generator", "tf.data, parallel map", "tf.data, 32 threads, any order",
+                           "tf.data, cached"]
+    assert seen == [(5, 2), (10, 2), (10, 2), (10, 4)]  # fewer slow generator batches; the cache fills first
