@@ -67,6 +67,21 @@ def _download(load_data):
         socket.setdefaulttimeout(old)
 
 
+def _real_or_stand_in(call: str, allow_download: bool, download, real: str, stand_in, like: str):
+    """(train, test, source): download() when allowed and it works, else stand_in(), with a source line
+    that says plainly which one it is and, for the stand-in, why."""
+    if not isinstance(allow_download, bool):
+        raise CourseError(f"{call}(allow_download={allow_download!r}): use True or False.")
+    if allow_download:
+        try:
+            return (*download(), f"real: {real}")
+        except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
+            reason = _failure_reason(err)
+    else:
+        reason = "download not allowed"
+    return (*stand_in(), f"SYNTHETIC stand-in, same shapes as {like} ({reason}); accuracies are not comparable")
+
+
 def _download_reuters():
     return _download(keras.datasets.reuters.load_data)
 
@@ -110,20 +125,9 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
     """Reuters newswires padded to `maxlen`: the real data when it can be had, else the stand-in."""
     if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
         raise CourseError(f"load_reuters(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
-    if not isinstance(allow_download, bool):
-        raise CourseError(f"load_reuters(allow_download={allow_download!r}): use True or False.")
-    source = None
-    if allow_download:
-        try:
-            (x_train, y_train), (x_test, y_test) = _download_reuters()
-            source = "real: keras.datasets.reuters (Reuters newswires, 46 topics)"
-        except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
-            reason = _failure_reason(err)
-    else:
-        reason = "download not allowed"
-    if source is None:
-        (x_train, y_train), (x_test, y_test) = synthetic_reuters()
-        source = f"SYNTHETIC stand-in, same shapes as Reuters ({reason}); accuracies are not comparable"
+    (x_train, y_train), (x_test, y_test), source = _real_or_stand_in(
+        "load_reuters", allow_download, _download_reuters, "keras.datasets.reuters (Reuters newswires, 46 topics)",
+        synthetic_reuters, "Reuters")
     return Reuters(
         x_train=pad(x_train, maxlen), y_train=np.asarray(y_train, dtype=np.int64),
         x_test=pad(x_test, maxlen), y_test=np.asarray(y_test, dtype=np.int64),
@@ -183,20 +187,9 @@ def synthetic_cifar10(seed: int = 0, n_train: int = CIFAR10_TRAIN, n_test: int =
 
 def load_cifar10(allow_download: bool = True) -> Cifar10:
     """CIFAR-10 in memory (labels as a flat int64 vector): the real data when it can be had, else the stand-in."""
-    if not isinstance(allow_download, bool):
-        raise CourseError(f"load_cifar10(allow_download={allow_download!r}): use True or False.")
-    source = None
-    if allow_download:
-        try:
-            (x_train, y_train), (x_test, y_test) = _download_cifar10()
-            source = "real: keras.datasets.cifar10 (60,000 32x32 photographs, 10 classes)"
-        except Exception as err:  # offline, blocked or a broken cache: the stand-in keeps us going
-            reason = _failure_reason(err)
-    else:
-        reason = "download not allowed"
-    if source is None:
-        (x_train, y_train), (x_test, y_test) = synthetic_cifar10()
-        source = f"SYNTHETIC stand-in, same shapes as CIFAR-10 ({reason}); accuracies are not comparable"
+    (x_train, y_train), (x_test, y_test), source = _real_or_stand_in(
+        "load_cifar10", allow_download, _download_cifar10,
+        "keras.datasets.cifar10 (60,000 32x32 photographs, 10 classes)", synthetic_cifar10, "CIFAR-10")
     return Cifar10(
         x_train=np.asarray(x_train, dtype=np.uint8), y_train=np.asarray(y_train, dtype=np.int64).reshape(-1),
         x_test=np.asarray(x_test, dtype=np.uint8), y_test=np.asarray(y_test, dtype=np.int64).reshape(-1),

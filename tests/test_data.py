@@ -3,6 +3,7 @@ import socket
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import transformations
 
 from helpers import CourseError, data
 from helpers.data import load_reuters, make_dataset, pad
@@ -20,9 +21,8 @@ def tiny_stand_in(monkeypatch):
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: tiny)
 
 
-@pytest.fixture
-def downloader(monkeypatch):
-    """Replace the network download; returns the list of calls it received."""
+def fake_download(monkeypatch, name):
+    """Replace data.<name> (a network download); install(result | error) returns the list of calls it got."""
     calls = []
 
     def install(result=None, error=None):
@@ -32,10 +32,15 @@ def downloader(monkeypatch):
                 raise error
             return result
 
-        monkeypatch.setattr(data, "_download_reuters", fake)
+        monkeypatch.setattr(data, name, fake)
         return calls
 
     return install
+
+
+@pytest.fixture
+def downloader(monkeypatch):
+    return fake_download(monkeypatch, "_download_reuters")
 
 
 def test_stand_in_has_reuters_shapes(stand_in):
@@ -176,13 +181,6 @@ def labels_of(ds):
     return np.concatenate([y.numpy() for _, y in ds])
 
 
-def pipeline(ds):
-    """The transformation names from the source to the final dataset (tf.data internals)."""
-    names = []
-    while ds is not None:
-        names.append(type(ds).__name__.strip("_").removesuffix("Dataset"))
-        ds = getattr(ds, "_input_dataset", None)
-    return names[::-1]
 
 
 @pytest.mark.parametrize(
@@ -195,7 +193,7 @@ def pipeline(ds):
 )
 def test_make_dataset_pipeline_order(shuffle, repeat, expected):
     x, y = small_xy(4)
-    assert pipeline(make_dataset(x, y, 2, shuffle=shuffle, repeat=repeat)) == expected
+    assert transformations(make_dataset(x, y, 2, shuffle=shuffle, repeat=repeat)) == expected
 
 
 def test_make_dataset_batches_in_order_without_shuffle():
@@ -269,19 +267,7 @@ def test_head_rejects_bad_sizes(n):
 
 @pytest.fixture
 def cifar_downloader(monkeypatch):
-    calls = []
-
-    def install(result=None, error=None):
-        def fake():
-            calls.append(1)
-            if error is not None:
-                raise error
-            return result
-
-        monkeypatch.setattr(data, "_download_cifar10", fake)
-        return calls
-
-    return install
+    return fake_download(monkeypatch, "_download_cifar10")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import transformations
 
 from helpers import images, pipelines
 
@@ -43,15 +44,6 @@ def test_file_dataset_options(folder):
     options = pipelines.file_dataset(paths, names, io_threads=8, deterministic=False).options()
     assert options.threading.private_threadpool_size == 8 and options.deterministic is False
     assert pipelines.file_dataset(paths, names).options().threading.private_threadpool_size in (None, 0)
-
-
-def transformations(ds):
-    """The transformation names from the source to the final dataset (tf.data internals)."""
-    names = []
-    while ds is not None:
-        names.append(type(ds).__name__.strip("_").removesuffix("Dataset"))
-        ds = getattr(ds, "_input_dataset", None)
-    return names[::-1]
 
 
 def test_paths_are_shuffled_before_decoding_and_cached_images_after_the_cache(folder):
