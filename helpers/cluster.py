@@ -1,0 +1,63 @@
+"""TF_CONFIG for a cluster, free local ports, and a local two-process cluster that cannot hang (chapter 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from contextlib import ExitStack
+
+from helpers.course import CourseError
+from helpers.processes import python_module, run_group
+
+TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """n ports nobody listens on right now (held open together, so they differ)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise CourseError(f"free_ports({n!r}): use a whole number >= 1.")
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in sockets:
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in sockets]
+
+
+def tf_config(workers, task_type: str = "worker", index: int = 0, **other_jobs) -> dict:
+    """The TF_CONFIG of one task: the whole cluster ("host:port" per task, the same list for every task)
+    and which task this process is. Extra jobs go in as keyword lists, e.g. ps=["ps0:2222"]."""
+    cluster = {"worker": list(workers), **{job: list(hosts) for job, hosts in other_jobs.items()}}
+    for job, hosts in cluster.items():
+        if job not in TASK_TYPES:
+            raise CourseError(f"tf_config(): unknown job {job!r}; TensorFlow knows {', '.join(TASK_TYPES)}.")
+        for host in hosts:
+            name, _, port = str(host).rpartition(":")
+            if not name or not port.isdigit():
+                raise CourseError(f"tf_config(): {host!r} in job {job!r} is not 'host:port' (e.g. '10.0.0.2:2222').")
+    if task_type not in cluster:
+        raise CourseError(f"tf_config(task_type={task_type!r}): the cluster has jobs {sorted(cluster)}.")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cluster[task_type]):
+        raise CourseError(f"tf_config(index={index!r}): job {task_type!r} has tasks 0..{len(cluster[task_type]) - 1}.")
+    return {"cluster": cluster, "task": {"type": task_type, "index": index}}
+
+
+def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_when=None, echo=None):
+    """Start `python -m module args...` as n workers of one cluster on 127.0.0.1, each with its TF_CONFIG,
+    and wait for all of them. If one fails, the others are stopped (they would wait for it forever) and a
+    CourseError says which; nothing is left running, also on timeout or interruption."""
+    ports = free_ports(n)
+    hosts = [f"127.0.0.1:{port}" for port in ports]
+    envs = [{**os.environ, "TF_CONFIG": json.dumps(tf_config(hosts, "worker", i)), "TF_CPP_MIN_LOG_LEVEL": "2"}
+            for i in range(n)]
+    results = run_group([python_module(module, *args)] * n, envs=envs, timeout_s=timeout_s, kill_when=kill_when,
+                        echo=echo)
+    failed = [i for i, r in enumerate(results) if r.returncode != 0 and r.killed != "a peer failed"]
+    if failed:
+        i = failed[0]
+        how = {"on purpose": "was killed on purpose", "timeout": f"did not finish within {timeout_s:g} s"}.get(
+            results[i].killed, f"exited with code {results[i].returncode}")
+        last = results[i].lines[-1] if results[i].lines else "(no output)"
+        raise CourseError(f"worker {i} {how} (last line: {last!r}); the other worker(s) were stopped. "
+                          "Start all workers again: training resumes from the last backup.")
+    return results

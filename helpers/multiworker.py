@@ -1,0 +1,86 @@
+"""One worker of a synchronous multi-worker job (chapter 6): `python -m helpers.multiworker --out DIR`.
+
+TF_CONFIG (set by the launcher, e.g. helpers.cluster.run_local_workers or Kubernetes) says who the workers
+are and which one this process is. Keras 3's model.fit does not work under MultiWorkerMirroredStrategy
+(keras-team/keras#20585), so this is the custom training loop that does. It prints "step N loss L" per step
+and writes its final weights to DIR/worker-INDEX.npz; only the chief (worker 0) keeps its checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+PER_WORKER_BATCH = 16
+
+
+def checkpoint_dir(out: str, task_index: int) -> str:
+    """The chief writes the real checkpoint; the others must write too (saving is a collective operation),
+    but to a temporary place they delete afterwards, so two writers never share one path."""
+    return os.path.join(out, "checkpoint" if task_index == 0 else f"tmp-worker-{task_index}")
+
+
+def train(out: str, steps: int) -> None:
+    import tensorflow as tf  # noqa: I001 - the strategy must exist before any other TensorFlow op runs
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    import keras
+    import numpy as np
+
+    task = json.loads(os.environ["TF_CONFIG"])["task"]
+    workers = strategy.num_replicas_in_sync
+    print(f"worker {task['index']} of {workers} connected", flush=True)
+    keras.utils.set_random_seed(0)  # the same initial weights on every worker
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(steps * PER_WORKER_BATCH * workers, 8)).astype("float32")
+    y = (x @ rng.normal(size=(8, 1))).astype("float32")
+    global_batch = PER_WORKER_BATCH * workers  # each worker takes its share of every global batch
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(global_batch)
+    options = tf.data.Options()  # in-memory data: every worker has all of it and keeps its own share
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    batches = iter(strategy.experimental_distribute_dataset(dataset.with_options(options)))
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.05)
+
+    @tf.function
+    def step(features, labels):
+        def replica_step(features, labels):
+            with tf.GradientTape() as tape:
+                per_example = tf.reduce_mean(tf.square(model(features, training=True) - labels), axis=-1)
+                loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))  # all-reduced across workers
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(features, labels)), axis=None)
+
+    for i in range(steps):
+        print(f"step {i + 1} loss {float(step(*next(batches))):.4f}", flush=True)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
+    path = checkpoint_dir(out, task["index"])
+    checkpoint.write(os.path.join(path, "ckpt"))
+    if task["index"] != 0:
+        shutil.rmtree(path, ignore_errors=True)
+    np.savez(os.path.join(out, f"worker-{task['index']}.npz"), *model.get_weights())
+    print("done", flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.multiworker", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="a folder for the weights and the chief's checkpoint")
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args(argv)
+    if "TF_CONFIG" not in os.environ:
+        print("error: TF_CONFIG is not set; start workers with helpers.cluster.run_local_workers()", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    train(args.out, args.steps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+import json
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+from helpers import CourseError, cluster, multiworker
+
+
+def test_free_ports_are_distinct_and_bindable():
+    import socket
+
+    ports = cluster.free_ports(3)
+    assert len(set(ports)) == 3
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+
+
+def test_tf_config_for_each_task_of_a_cluster():
+    hosts = ["10.0.0.1:2222", "10.0.0.2:2222"]
+    assert cluster.tf_config(hosts, "worker", 1) == {"cluster": {"worker": hosts},
+                                                     "task": {"type": "worker", "index": 1}}
+    with_ps = cluster.tf_config(hosts, "ps", 0, ps=["10.0.0.9:2222"], chief=["10.0.0.8:2222"])
+    assert with_ps["cluster"]["ps"] == ["10.0.0.9:2222"] and with_ps["task"] == {"type": "ps", "index": 0}
+    json.dumps(with_ps)  # TF_CONFIG is JSON
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"workers": ["10.0.0.1"]}, r"'10.0.0.1' in job 'worker' is not 'host:port'"),
+    ({"workers": ["a:1"], "index": 1}, r"tf_config\(index=1\): job 'worker' has tasks 0..0"),
+    ({"workers": ["a:1"], "task_type": "chief"}, r"the cluster has jobs \['worker'\]"),
+    ({"workers": ["a:1"], "master": ["b:2"]}, r"unknown job 'master'"),
+])
+def test_tf_config_rejects_what_tensorflow_would_choke_on(kwargs, message):
+    with pytest.raises(CourseError, match=message):
+        cluster.tf_config(**kwargs)
+
+
+def test_free_ports_rejects_bad_counts():
+    with pytest.raises(CourseError, match=r"free_ports\(0\)"):
+        cluster.free_ports(0)
+
+
+def multiworker_processes() -> str:
+    return subprocess.run(["pgrep", "-f", "helpers.multiworker"], capture_output=True, text=True).stdout.strip()
+
+
+def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_path):
+    results = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 6, timeout_s=120)
+    assert [r.lines[-1] for r in results] == ["done", "done"]
+    losses = [[line for line in r.lines if line.startswith("step")] for r in results]
+    assert losses[0] == losses[1] and len(losses[0]) == 6  # one synchronous job: the same loss on both
+    with np.load(tmp_path / "worker-0.npz") as a, np.load(tmp_path / "worker-1.npz") as b:
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "worker-0.npz", "worker-1.npz"]
+    assert multiworker_processes() == ""
+
+
+def test_a_dead_worker_stops_the_job_with_a_clear_error_and_no_orphans(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(CourseError, match=r"worker 1 was killed on purpose \(last line: 'step 3 loss .*'\); "
+                                          r"the other worker\(s\) were stopped\. Start all workers again"):
+        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 50, timeout_s=120,
+                                  kill_when=lambda i, line: i == 1 and line.startswith("step 3 "))
+    assert time.monotonic() - start < 60
+    assert multiworker_processes() == ""
+
+
+def test_a_worker_whose_peer_never_comes_times_out_cleanly(tmp_path, monkeypatch):
+    # Worker 1 cannot start (a bad argument): worker 0 would wait for it forever without the launcher.
+    start = time.monotonic()
+    real = cluster.python_module
+    monkeypatch.setattr(cluster, "python_module", lambda module, *args: real(module, *args))
+    with pytest.raises(CourseError, match=r"worker \d (exited with code 2|did not finish within 30 s)"):
+        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", "x", timeout_s=30)
+    assert time.monotonic() - start < 40
+    assert multiworker_processes() == ""
+
+
+def test_only_the_chief_writes_to_the_real_checkpoint_path():
+    assert multiworker.checkpoint_dir("/out", 0) == "/out/checkpoint"
+    assert multiworker.checkpoint_dir("/out", 3) == "/out/tmp-worker-3"
+
+
+def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    assert multiworker.main(["--out", str(tmp_path)]) == 2
+    assert "TF_CONFIG is not set" in capsys.readouterr().err

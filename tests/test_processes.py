@@ -1,0 +1,81 @@
+import os
+import sys
+
+import pytest
+
+from helpers import CourseError
+from helpers.processes import python_module, run_group, run_watched
+
+LOOP = "import sys, time\nfor i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_collects_lines_and_the_return_code():
+    finished = run_watched([sys.executable, "-c", "print('a'); import sys; print('b', file=sys.stderr); sys.exit(3)"])
+    assert sorted(finished.lines) == ["a", "b"] and finished.returncode == 3 and finished.killed is None
+
+
+def test_kill_when_stops_it_at_that_line():
+    seen = []
+    finished = run_watched([sys.executable, "-c", LOOP], kill_when=lambda line: line == "5", echo=seen.append)
+    assert finished.lines == [str(i) for i in range(6)] == seen
+    assert finished.killed == "on purpose" and finished.returncode == -9
+
+
+def test_timeout_kills_a_hung_process_and_its_children(tmp_path):
+    child_pid = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time\n"
+            f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(child_pid)!r}, 'w').write(str(p.pid))\nprint('started', flush=True)\ntime.sleep(60)\n")
+    finished = run_watched([sys.executable, "-c", code], timeout_s=3)
+    assert finished.killed == "timeout" and finished.lines == ["started"]
+    pid = int(child_pid.read_text())
+    for _ in range(50):  # the orphaned grandchild is reaped by init shortly after the kill
+        if not alive(pid):
+            break
+        import time
+
+        time.sleep(0.1)
+    assert not alive(pid)
+
+
+def test_an_exception_in_the_callback_still_kills_the_process():
+    def boom(line):
+        raise RuntimeError("cell interrupted")
+
+    with pytest.raises(RuntimeError):
+        run_watched([sys.executable, "-c", LOOP], echo=boom)
+
+
+def test_python_module_uses_this_interpreter():
+    assert python_module("helpers.bench", "matmul", 3) == [sys.executable, "-m", "helpers.bench", "matmul", "3"]
+
+
+def test_rejects_a_non_positive_timeout():
+    with pytest.raises(CourseError, match=r"run_group\(timeout_s=0\)"):
+        run_watched(["true"], timeout_s=0)
+
+
+def test_when_one_process_of_a_group_fails_the_others_are_stopped():
+    import time
+
+    start = time.monotonic()
+    crash = "import sys, time\nprint('up', flush=True)\ntime.sleep(0.5)\nsys.exit('worker lost')"
+    results = run_group([[sys.executable, "-c", LOOP], [sys.executable, "-c", crash]], timeout_s=60)
+    assert time.monotonic() - start < 10
+    assert results[1].returncode == 1 and results[1].lines == ["up", "worker lost"] and results[1].killed is None
+    assert results[0].killed == "a peer failed" and results[0].returncode == -9
+
+
+def test_group_kill_when_gets_the_index():
+    results = run_group([[sys.executable, "-c", LOOP]] * 2, kill_when=lambda i, line: i == 1 and line == "3",
+                        stop_all_on_failure=False, timeout_s=2)
+    assert results[1].killed == "on purpose" and results[1].lines[-1] == "3"
+    assert results[0].killed == "timeout"

@@ -1,0 +1,56 @@
+"""Killing a training run with SIGKILL and starting it again resumes it from its last backup."""
+
+import numpy as np
+import pytest
+
+from helpers.processes import python_module, run_watched
+
+EPOCHS, STEPS = 4, 12
+
+
+def train(tmp_path, name, save_freq="epoch", kill_at=None):
+    out = tmp_path / f"{name}.npz"
+    cmd = python_module("helpers.resumable", "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
+                        "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq)
+    return run_watched(cmd, kill_when=(lambda line: line == kill_at) if kill_at else None, timeout_s=120), out
+
+
+def first_epoch(finished):
+    return next(line for line in finished.lines if line.startswith("start epoch"))
+
+
+def weights(path):
+    with np.load(path) as arrays:
+        return [arrays[k] for k in sorted(arrays.files)]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    finished, out = train(tmp_path_factory.mktemp("ref"), "ref")
+    assert finished.returncode == 0 and finished.lines[-1] == "done", finished.lines[-5:]
+    return weights(out)
+
+
+@pytest.mark.parametrize("kill_at, resumes_at", [
+    ("step 2 6", "start epoch 2"),     # in the middle of an epoch: that epoch is done again
+    ("start epoch 2", "start epoch 2"),  # at an epoch boundary, just after epoch 1's backup
+    ("step 0 7", "start epoch 0"),     # during the first epoch, before any backup exists
+])
+def test_killed_run_resumes_and_ends_with_the_same_weights(tmp_path, uninterrupted, kill_at, resumes_at):
+    killed, out = train(tmp_path, "run", kill_at=kill_at)
+    assert killed.killed == "on purpose" and killed.returncode == -9 and not out.exists()
+    resumed, out = train(tmp_path, "run")
+    assert resumed.returncode == 0 and resumed.lines[-1] == "done"
+    assert first_epoch(resumed) == resumes_at
+    for a, b in zip(uninterrupted, weights(out)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_step_backups_lose_less_work_but_keras_restarts_the_epoch(tmp_path, uninterrupted):
+    # Keras 3.15's BackupAndRestore(save_freq=N) saves every N steps but, on restore, restarts the epoch from
+    # its first batch with the weights saved mid-epoch: those batches are seen twice. If this test fails,
+    # Keras now resumes mid-epoch: update chapter 6's pitfall box.
+    train(tmp_path, "steps", save_freq="4", kill_at="step 2 6")
+    resumed, out = train(tmp_path, "steps", save_freq="4")
+    assert first_epoch(resumed) == "start epoch 2"
+    assert any(not np.array_equal(a, b) for a, b in zip(uninterrupted, weights(out)))
