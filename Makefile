@@ -1,4 +1,4 @@
-# The course's commands. Only Python 3.10-3.12 and make are needed; everything else goes in .venv.
+# The course's commands. Only Python 3.10-3.13 and make are needed; everything else goes in .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +13,7 @@ DEVICES ?= 2
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 10) <= v <= (3, 12) else "Python 3.10-3.12 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 10) <= v <= (3, 13) else "Python 3.10-3.13 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/python -c "import helpers, tensorflow, nbval"

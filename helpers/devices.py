@@ -227,9 +227,11 @@ def tpu_build() -> str | None:
 
     for name in TPU_PACKAGES:
         try:
-            return f"{name} {metadata.version(name)}"
+            found = f"{name} {metadata.version(name)}"
         except metadata.PackageNotFoundError:
             continue
+        # A bare libtpu is what JAX uses too (Colab's TPU image ships it for JAX): it may not serve TensorFlow.
+        return found if name == "tensorflow-tpu" else f"{found} (may belong to JAX rather than TensorFlow)"
     return None
 
 

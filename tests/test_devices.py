@@ -220,7 +220,9 @@ def test_tpu_build_reads_installed_packages(monkeypatch):
         return installed[name]
 
     monkeypatch.setattr(metadata, "version", version)
-    assert devices.tpu_build() == "libtpu 0.0.21"
+    assert devices.tpu_build() == "libtpu 0.0.21 (may belong to JAX rather than TensorFlow)"
+    installed["tensorflow-tpu"] = "2.20.0"
+    assert devices.tpu_build() == "tensorflow-tpu 2.20.0"
     installed.clear()
     assert devices.tpu_build() is None
 
