@@ -13,8 +13,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from helpers.course import Course, CourseError, setup  # noqa: E402
 
-SUBMODULES = ("bench", "cluster", "data", "devices", "exercises", "images", "models", "multiworker", "pipelines",
-              "plots", "processes", "report", "resumable", "tables", "timing", "widgets")
+SUBMODULES = ("bench", "cluster", "data", "data_service_demo", "devices", "exercises", "images", "models",
+              "multiworker", "pipelines", "plots", "processes", "ps_demo", "report", "resumable", "tables", "timing",
+              "widgets")
 __all__ = ["Course", "CourseError", "setup", *SUBMODULES]
 __version__ = "0.1.0"
 

@@ -31,7 +31,8 @@ def only_json(capsys) -> dict:
 
 
 def test_registered_benchmarks():
-    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "pipeline", "scaling", "step-fusing"]
+    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "multiworker", "pipeline", "scaling",
+                                       "step-fusing"]
 
 
 def test_accelerators_lists_cpu_then_gpus():
@@ -362,3 +363,9 @@ def test_pipeline_comparison_generates_the_folder_when_missing(monkeypatch, tmp_
     comparison = bench.pipeline_comparison(fast=True, root=tmp_path / "shapes")
     assert list(comparison) == [0.0, bench.LATENCY_S]
     assert calls == [(12, 0.0, 20), (12, 0.002, 20)]
+
+
+def test_multiworker_benchmark_runs_two_real_workers(fast, capsys, tmp_path):
+    assert main(["multiworker", "--json", "--png", str(tmp_path / "m.png")]) == 0
+    [row] = only_json(capsys)["results"]
+    assert row["workers"] == 2 and row["startup_s"] > 0 and row["steps_per_s"] > 0

@@ -1,0 +1,24 @@
+"""The chapter 6 demos that start servers run in their own process: check what they report."""
+
+import re
+
+from helpers.processes import python_module, run_watched
+
+
+def reported(module, *args):
+    finished = run_watched(python_module(module, *args), timeout_s=120)
+    assert finished.returncode == 0, finished.lines[-10:]
+    return [line for line in finished.lines if not re.match(r"^(W0000|I0000|E0000|WARNING: All log)", line)]
+
+
+def test_parameter_server_holds_the_variables_and_the_workers_train():
+    lines = reported("helpers.ps_demo", "--steps", 30)
+    assert lines[0] == "variables live on /job:ps/replica:0/task:0/device:CPU:0"
+    first, last = map(float, re.search(r"loss ([\d.]+) -> ([\d.]+)", lines[1]).groups())
+    assert last < first / 10
+
+
+def test_data_service_modes_distributed_epoch_once_parallel_epochs_once_per_worker():
+    lines = reported("helpers.data_service_demo", "--elements", 10)
+    assert lines == ["distributed_epoch: 10 elements received, 10 distinct, each seen [1] time(s)",
+                     "parallel_epochs  : 20 elements received, 10 distinct, each seen [2] time(s)"]
