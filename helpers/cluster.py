@@ -58,6 +58,6 @@ def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_w
         how = {"on purpose": "was killed on purpose", "timeout": f"did not finish within {timeout_s:g} s"}.get(
             results[i].killed, f"exited with code {results[i].returncode}")
         last = results[i].lines[-1] if results[i].lines else "(no output)"
-        raise CourseError(f"worker {i} {how} (last line: {last!r}); the other worker(s) were stopped. "
-                          "Start all workers again: training resumes from the last backup.")
+        raise CourseError(f"worker {i} {how} (last line: {last!r}); the other worker(s) were stopped. Start all "
+                          "workers again: a program that checkpoints (as helpers.multiworker does) resumes from there.")
     return results

@@ -124,3 +124,14 @@ def _shuffle_buffer_mb(answer):
     if _close(answer, 3000 * 224 * 224 * 3 * 4 / 2**20):
         return "use 1 MB = 10^6 bytes here (you divided by 2^20)."
     return "bytes = images x height x width x channels x bytes per value; then divide by 10^6."
+
+
+@exercise("ch6.global_batch")
+def _ch6_global_batch(answer):
+    if answer == 3 * 2 * 32:
+        return None
+    if answer == 3 * 32:
+        return "each worker has 2 GPUs, and each GPU is a replica: count replicas, not machines."
+    if answer == 2 * 32:
+        return "that is one machine's share: all three machines take part in every step."
+    return "global batch = examples per replica x replicas (machines x GPUs per machine)."

@@ -3,7 +3,8 @@
 TF_CONFIG (set by the launcher, e.g. helpers.cluster.run_local_workers or Kubernetes) says who the workers
 are and which one this process is. Keras 3's model.fit does not work under MultiWorkerMirroredStrategy
 (keras-team/keras#20585), so this is the custom training loop that does. It prints "step N loss L" per step
-and writes its final weights to DIR/worker-INDEX.npz; only the chief (worker 0) keeps its checkpoint.
+and writes its final weights to DIR/worker-INDEX.npz; only the chief (worker 0) keeps its checkpoint, and a
+restarted job resumes from it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def checkpoint_dir(out: str, task_index: int) -> str:
     return os.path.join(out, "checkpoint" if task_index == 0 else f"tmp-worker-{task_index}")
 
 
-def train(out: str, steps: int) -> None:
+def train(out: str, steps: int, save_every: int = 5) -> None:
     import tensorflow as tf  # noqa: I001 - the strategy must exist before any other TensorFlow op runs
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -58,13 +59,24 @@ def train(out: str, steps: int) -> None:
 
         return strategy.reduce("SUM", strategy.run(replica_step, args=(features, labels)), axis=None)
 
-    for i in range(steps):
+    # Resumable: the step counter, the model and the optimizer are checkpointed every `save_every` steps; a
+    # restarted job restores the latest and skips the batches it has already trained on.
+    done = tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, done=done)
+    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir(out, task["index"]), max_to_keep=1)
+    chief_manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir(out, 0), max_to_keep=1)
+    if chief_manager.latest_checkpoint:  # every worker restores the chief's checkpoint
+        checkpoint.restore(chief_manager.latest_checkpoint)
+        print(f"resumed after step {int(done)}", flush=True)
+    for _ in range(int(done)):
+        next(batches)
+    for i in range(int(done), steps):
         print(f"step {i + 1} loss {float(step(*next(batches))):.4f}", flush=True)
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
-    path = checkpoint_dir(out, task["index"])
-    checkpoint.write(os.path.join(path, "ckpt"))
-    if task["index"] != 0:
-        shutil.rmtree(path, ignore_errors=True)
+        done.assign(i + 1)
+        if (i + 1) % save_every == 0 or i + 1 == steps:
+            manager.save()  # a collective: every worker saves, only the chief's copy is kept
+            if task["index"] != 0:
+                shutil.rmtree(checkpoint_dir(out, task["index"]), ignore_errors=True)
     np.savez(os.path.join(out, f"worker-{task['index']}.npz"), *model.get_weights())
     print("done", flush=True)
 
@@ -73,12 +85,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.multiworker", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="a folder for the weights and the chief's checkpoint")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--save-every", type=int, default=5, help="checkpoint every N steps (default %(default)s)")
     args = parser.parse_args(argv)
     if "TF_CONFIG" not in os.environ:
         print("error: TF_CONFIG is not set; start workers with helpers.cluster.run_local_workers()", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    train(args.out, args.steps)
+    train(args.out, args.steps, args.save_every)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -110,3 +111,25 @@ def run_watched(cmd, *, kill_when=None, timeout_s: float = 120, env=None, cwd=No
     return run_group([cmd], timeout_s=timeout_s, envs=[env], cwd=cwd,
                      kill_when=(lambda _, line: kill_when(line)) if kill_when else None,
                      echo=(lambda _, line: echo(line)) if echo else None)[0]
+
+
+def running(pattern: str) -> list[int]:
+    """PIDs of the processes (other than this one) whose command line matches the regular expression."""
+    this, found = os.getpid(), []
+    if os.path.isdir("/proc"):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != this:
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:  # it ended meanwhile, or is not ours to read
+                    continue
+                if re.search(pattern, cmdline):
+                    found.append(int(entry))
+        return found
+    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout  # macOS
+    for line in listing.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if int(pid) != this and re.search(pattern, args):
+            found.append(int(pid))
+    return found

@@ -1,11 +1,12 @@
 import json
-import subprocess
+import re
 import time
 
 import numpy as np
 import pytest
 
 from helpers import CourseError, cluster, multiworker
+from helpers.processes import running
 
 
 def test_free_ports_are_distinct_and_bindable():
@@ -43,8 +44,9 @@ def test_free_ports_rejects_bad_counts():
         cluster.free_ports(0)
 
 
-def multiworker_processes() -> str:
-    return subprocess.run(["pgrep", "-f", "helpers.multiworker"], capture_output=True, text=True).stdout.strip()
+def workers_of(job_dir) -> list[int]:
+    """The worker processes of this test's job (other tests may run jobs at the same time)."""
+    return running(r"-m helpers\.multiworker --out " + re.escape(str(job_dir)))
 
 
 def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_path):
@@ -56,7 +58,7 @@ def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_pat
         for key in a.files:
             np.testing.assert_array_equal(a[key], b[key])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "worker-0.npz", "worker-1.npz"]
-    assert multiworker_processes() == ""
+    assert workers_of(tmp_path) == []
 
 
 def test_a_dead_worker_stops_the_job_with_a_clear_error_and_no_orphans(tmp_path):
@@ -66,7 +68,7 @@ def test_a_dead_worker_stops_the_job_with_a_clear_error_and_no_orphans(tmp_path)
         cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 50, timeout_s=120,
                                   kill_when=lambda i, line: i == 1 and line.startswith("step 3 "))
     assert time.monotonic() - start < 60
-    assert multiworker_processes() == ""
+    assert workers_of(tmp_path) == []
 
 
 def test_a_worker_whose_peer_never_comes_times_out_cleanly(tmp_path, monkeypatch):
@@ -77,7 +79,7 @@ def test_a_worker_whose_peer_never_comes_times_out_cleanly(tmp_path, monkeypatch
     with pytest.raises(CourseError, match=r"worker \d (exited with code 2|did not finish within 30 s)"):
         cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", "x", timeout_s=30)
     assert time.monotonic() - start < 40
-    assert multiworker_processes() == ""
+    assert workers_of(tmp_path) == []
 
 
 def test_only_the_chief_writes_to_the_real_checkpoint_path():
@@ -89,3 +91,19 @@ def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, capsys, tmp_
     monkeypatch.delenv("TF_CONFIG", raising=False)
     assert multiworker.main(["--out", str(tmp_path)]) == 2
     assert "TF_CONFIG is not set" in capsys.readouterr().err
+
+
+def test_restarting_both_workers_resumes_from_the_chiefs_checkpoint(tmp_path):
+    reference = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "ref", "--steps", 12)
+    assert reference[0].lines[-1] == "done"
+    with pytest.raises(CourseError, match="worker 1 was killed on purpose"):
+        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "run", "--steps", 12,
+                                  kill_when=lambda i, line: i == 1 and line.startswith("step 8 "))
+    resumed = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "run", "--steps", 12)
+    for worker in resumed:
+        steps = [line for line in worker.lines if line.startswith(("resumed", "step"))]
+        assert steps[:2] == ["resumed after step 5", "step 6" + steps[1][6:]] and len(steps) == 1 + 7
+    with np.load(tmp_path / "ref" / "worker-0.npz") as a, np.load(tmp_path / "run" / "worker-0.npz") as b:
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+    assert workers_of(tmp_path) == []

@@ -18,6 +18,7 @@ RIGHT_ANSWERS = {
     "ch3.survivors": lambda: ["bfloat16", "float32"],
     "ch4.scaled_lr": lambda: 0.4,
     "ch5.shuffle_buffer_mb": lambda: 1806,
+    "ch6.global_batch": lambda: 192,
 }
 
 
@@ -62,6 +63,9 @@ def test_right_answers_are_correct(capsys, name):
         ("ch5.shuffle_buffer_mb", 451.584, "the images were divided by 255"),
         ("ch5.shuffle_buffer_mb", 1722.65, "use 1 MB = 10^6 bytes"),
         ("ch5.shuffle_buffer_mb", 18, "bytes = images x height"),
+        ("ch6.global_batch", 96, "each worker has 2 GPUs"),
+        ("ch6.global_batch", 64, "that is one machine's share"),
+        ("ch6.global_batch", 32, "global batch = examples per replica"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):

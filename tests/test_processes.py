@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from helpers import CourseError
-from helpers.processes import python_module, run_group, run_watched
+from helpers.processes import python_module, run_group, run_watched, running
 
 LOOP = "import sys, time\nfor i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
 
@@ -79,3 +79,15 @@ def test_group_kill_when_gets_the_index():
                         stop_all_on_failure=False, timeout_s=2)
     assert results[1].killed == "on purpose" and results[1].lines[-1] == "3"
     assert results[0].killed == "timeout"
+
+
+def test_running_finds_a_process_by_its_command_line_and_not_after_it_ended():
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "marker-4711"])
+    try:
+        assert running(r"marker-4711") == [proc.pid]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert running(r"marker-4711") == []
