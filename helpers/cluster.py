@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
+import signal
 import socket
-from contextlib import ExitStack
+import subprocess
+import sys
+import time
+from contextlib import ExitStack, contextmanager, nullcontext
 
 from helpers.course import CourseError
-from helpers.processes import python_module, run_group
+from helpers.processes import die_with_parent, python_module, run_group
 
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 
@@ -42,16 +48,67 @@ def tf_config(workers, task_type: str = "worker", index: int = 0, **other_jobs) 
     return {"cluster": cluster, "task": {"type": task_type, "index": index}}
 
 
-def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_when=None, echo=None):
+LOOPBACK_UP = """
+import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH14s", fcntl.ioctl(s, 0x8913, struct.pack("16sH14s", b"lo", 0, b"")))[1]  # SIOCGIFFLAGS
+fcntl.ioctl(s, 0x8914, struct.pack("16sH14s", b"lo", flags | 1, b""))  # SIOCSIFFLAGS with IFF_UP
+"""
+
+
+@functools.cache
+def private_network_available() -> bool:
+    """True where we may create network namespaces: Linux, root, util-linux's unshare and nsenter, and a
+    kernel or container that allows it (tried once)."""
+    if not (sys.platform.startswith("linux") and os.geteuid() == 0
+            and shutil.which("unshare") and shutil.which("nsenter")):
+        return False
+    return subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
+
+
+@contextmanager
+def private_network():
+    """A fresh network namespace with only a loopback interface, held open by a sleeping process; yields the
+    command prefix that runs a program inside it. Nothing outside can reach a port opened in there."""
+    holder = subprocess.Popen(["unshare", "--net", "--fork", "--kill-child", "sleep", "infinity"],
+                              start_new_session=True, preexec_fn=die_with_parent)
+    try:
+        prefix = ["nsenter", f"--net=/proc/{holder.pid}/ns/net", "--"]
+        ours = os.readlink("/proc/self/ns/net")
+        for _ in range(50):  # wait until unshare has really moved into its new namespace, then bring lo up
+            try:
+                moved = os.readlink(f"/proc/{holder.pid}/ns/net") != ours
+            except OSError:
+                moved = False
+            if moved and subprocess.run([*prefix, sys.executable, "-c", LOOPBACK_UP],
+                                        capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            raise CourseError("private_network(): could not bring up the loopback interface in a new namespace.")
+        yield prefix
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.wait()
+
+
+def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_when=None, echo=None,
+                      private: bool | None = None):
     """Start `python -m module args...` as n workers of one cluster on 127.0.0.1, each with its TF_CONFIG,
     and wait for all of them. If one fails, the others are stopped (they would wait for it forever) and a
-    CourseError says which; nothing is left running, also on timeout or interruption."""
+    CourseError says which; nothing is left running, also on timeout or interruption.
+
+    private=True runs the workers in their own network namespace (Linux, as root), where TensorFlow's servers,
+    which listen on every interface, are reachable from nowhere else; None does so where it is possible."""
+    if private is None:
+        private = private_network_available()
     ports = free_ports(n)
     hosts = [f"127.0.0.1:{port}" for port in ports]
     envs = [{**os.environ, "TF_CONFIG": json.dumps(tf_config(hosts, "worker", i)), "TF_CPP_MIN_LOG_LEVEL": "2"}
             for i in range(n)]
-    results = run_group([python_module(module, *args)] * n, envs=envs, timeout_s=timeout_s, kill_when=kill_when,
-                        echo=echo)
+    with private_network() if private else nullcontext([]) as prefix:
+        results = run_group([[*prefix, *python_module(module, *args)]] * n, envs=envs, timeout_s=timeout_s,
+                            kill_when=kill_when, echo=echo)
     failed = [i for i, r in enumerate(results) if r.returncode != 0 and r.killed != "a peer failed"]
     if failed:
         i = failed[0]

@@ -29,6 +29,15 @@ def python_module(module: str, *args) -> list[str]:
     return [sys.executable, "-m", module, *map(str, args)]
 
 
+def die_with_parent() -> None:
+    """In a child, before exec (Linux): have the kernel SIGKILL it when the process that started it dies, even
+    by SIGKILL, when no `finally` can run. Elsewhere it does nothing."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
 def _kill(proc: subprocess.Popen) -> None:
     """SIGKILL the process and everything it started (its own session), then reap it."""
     if proc.poll() is None:
@@ -57,7 +66,8 @@ def run_group(cmds, *, kill_when=None, timeout_s: float = 120, envs=None, cwd=No
     try:
         for index, (cmd, env) in enumerate(zip(cmds, envs)):
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                    cwd=cwd, start_new_session=True)  # own process group: killpg gets children
+                                    cwd=cwd, start_new_session=True,  # own process group: killpg gets children
+                                    preexec_fn=die_with_parent)
             procs.append(proc)
             threading.Thread(target=_read, args=(proc, index, lines), daemon=True).start()
         _watch(procs, results, lines, kill_when, echo, time.monotonic() + timeout_s, stop_all_on_failure)

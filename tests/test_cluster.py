@@ -107,3 +107,55 @@ def test_restarting_both_workers_resumes_from_the_chiefs_checkpoint(tmp_path):
         for key in a.files:
             np.testing.assert_array_equal(a[key], b[key])
     assert workers_of(tmp_path) == []
+
+
+needs_namespaces = pytest.mark.skipif(not cluster.private_network_available(),
+                                      reason="network namespaces need Linux, root and unshare/nsenter")
+
+
+@needs_namespaces
+def test_private_network_has_its_own_loopback_unreachable_from_outside():
+    import subprocess
+    import sys
+
+    listen = ("import socket, sys, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen();"
+              "print(s.getsockname()[1], flush=True); time.sleep(20)")
+    with cluster.private_network() as prefix:
+        inside = subprocess.Popen([*prefix, sys.executable, "-c", listen], stdout=subprocess.PIPE, text=True)
+        try:
+            port = int(inside.stdout.readline())
+            reach = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2); print('reached')"
+            assert subprocess.run([*prefix, sys.executable, "-c", reach], capture_output=True,
+                                  text=True).stdout.strip() == "reached"
+            outside = subprocess.run([sys.executable, "-c", reach], capture_output=True, text=True)
+            assert outside.returncode != 0 and "reached" not in outside.stdout
+        finally:
+            inside.kill()
+            inside.wait()
+    holder = int(prefix[1].split("/")[2])  # --net=/proc/PID/ns/net
+    assert not __import__("os").path.exists(f"/proc/{holder}"), "the namespace holder must be gone"
+
+
+@needs_namespaces
+def test_workers_in_a_private_network_train_in_sync(tmp_path):
+    results = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 4, private=True,
+                                        timeout_s=90)
+    assert [r.lines[-1] for r in results] == ["done", "done"]
+    assert workers_of(tmp_path) == []
+
+
+def test_a_worker_that_cannot_bind_its_port_stops_the_job_clearly(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))  # TensorFlow's server binds every interface: hold the port the same way
+        taken.listen()
+        port = taken.getsockname()[1]
+        real = cluster.free_ports
+        monkeypatch.setattr(cluster, "free_ports", lambda n: [real(1)[0], port])
+        start = time.monotonic()
+        with pytest.raises(CourseError, match=r"worker \d (exited with code|did not finish)"):
+            cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 4, private=False,
+                                      timeout_s=60)
+        assert time.monotonic() - start < 61
+    assert workers_of(tmp_path) == []

@@ -91,3 +91,28 @@ def test_running_finds_a_process_by_its_command_line_and_not_after_it_ended():
         proc.kill()
         proc.wait()
     assert running(r"marker-4711") == []
+
+
+def test_children_die_with_their_parent_even_when_it_is_sigkilled(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    code = (f"import sys; sys.path.insert(0, {root!r})\n"
+            "from helpers.processes import run_watched\n"
+            f"run_watched([sys.executable, '-c', 'import time; time.sleep(60)', 'orphan-check-{tmp_path.name}'], "
+            "timeout_s=60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    for _ in range(100):
+        if running(f"orphan-check-{tmp_path.name}"):
+            break
+        time.sleep(0.1)
+    assert running(f"orphan-check-{tmp_path.name}")
+    parent.send_signal(signal.SIGKILL)  # no finally runs in the parent
+    parent.wait()
+    for _ in range(50):
+        if not running(f"orphan-check-{tmp_path.name}"):
+            break
+        time.sleep(0.1)
+    assert running(f"orphan-check-{tmp_path.name}") == []
