@@ -23,6 +23,15 @@ class Finished:
     returncode: int | None = None
     killed: str | None = None  # why we killed it: "on purpose", "timeout" or "a peer failed"; None: ended itself
 
+    def check(self, what: str, returncode: int = 0) -> Finished:
+        """Raise a CourseError that shows how `what` ended and its last lines, unless it exited with `returncode`."""
+        if self.returncode == returncode and self.killed is None:
+            return self
+        how = f"was killed ({self.killed})" if self.killed else f"exited with code {self.returncode}"
+        tail = "\n".join(self.lines[-15:]) or "(it printed nothing)"
+        hint = " Give it more time (timeout_s) on a slow machine." if self.killed == "timeout" else ""
+        raise CourseError(f"{what} {how}, expected exit code {returncode}.{hint} Its last lines:\n{tail}")
+
 
 def python_module(module: str, *args) -> list[str]:
     """The command line that runs `python -m module args...` with this interpreter."""

@@ -9,6 +9,11 @@ from helpers.processes import python_module, run_group, run_watched, running
 LOOP = "import sys, time\nfor i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
 
 
+def counts_then_hangs(last: int) -> list[str]:
+    """A process that prints 0..last and then hangs: a kill at `last` leaves exactly those lines, however slow."""
+    return [sys.executable, "-c", f"import time\nfor i in range({last + 1}):\n    print(i, flush=True)\ntime.sleep(60)"]
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -24,7 +29,7 @@ def test_collects_lines_and_the_return_code():
 
 def test_kill_when_stops_it_at_that_line():
     seen = []
-    finished = run_watched([sys.executable, "-c", LOOP], kill_when=lambda line: line == "5", echo=seen.append)
+    finished = run_watched(counts_then_hangs(5), kill_when=lambda line: line == "5", echo=seen.append)
     assert finished.lines == [str(i) for i in range(6)] == seen
     assert finished.killed == "on purpose" and finished.returncode == -9
 
@@ -75,7 +80,7 @@ def test_when_one_process_of_a_group_fails_the_others_are_stopped():
 
 
 def test_group_kill_when_gets_the_index():
-    results = run_group([[sys.executable, "-c", LOOP]] * 2, kill_when=lambda i, line: i == 1 and line == "3",
+    results = run_group([counts_then_hangs(3)] * 2, kill_when=lambda i, line: i == 1 and line == "3",
                         stop_all_on_failure=False, timeout_s=2)
     assert results[1].killed == "on purpose" and results[1].lines[-1] == "3"
     assert results[0].killed == "timeout"
@@ -83,9 +88,14 @@ def test_group_kill_when_gets_the_index():
 
 def test_running_finds_a_process_by_its_command_line_and_not_after_it_ended():
     import subprocess
+    import time
 
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "marker-4711"])
     try:
+        # Some kernels (seen on CI) show the new command line in /proc a moment after exec: poll briefly.
+        deadline = time.monotonic() + 5
+        while not running(r"marker-4711") and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert running(r"marker-4711") == [proc.pid]
     finally:
         proc.kill()
@@ -116,3 +126,16 @@ def test_children_die_with_their_parent_even_when_it_is_sigkilled(tmp_path):
             break
         time.sleep(0.1)
     assert running(f"orphan-check-{tmp_path.name}") == []
+
+
+def test_check_passes_the_expected_ending_and_explains_any_other():
+    ok = run_watched([sys.executable, "-c", "print('done')"])
+    assert ok.check("the job") is ok
+    failed = run_watched([sys.executable, "-c", "print('loading'); raise SystemExit('no data')"])
+    with pytest.raises(CourseError, match=r"(?s)the job exited with code 1, expected exit code 0\..*no data"):
+        failed.check("the job")
+    hung = run_watched(counts_then_hangs(0), timeout_s=1)
+    with pytest.raises(CourseError, match=r"killed \(timeout\).*timeout_s"):
+        hung.check("the job")
+    with pytest.raises(CourseError, match="expected exit code -9"):
+        ok.check("the job", returncode=-9)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from helpers.processes import python_module, run_watched
+from helpers.resumable import main
 
 EPOCHS, STEPS = 4, 12
 
@@ -11,8 +12,9 @@ EPOCHS, STEPS = 4, 12
 def train(tmp_path, name, save_freq="epoch", kill_at=None):
     out = tmp_path / f"{name}.npz"
     cmd = python_module("helpers.resumable", "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
-                        "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq)
-    return run_watched(cmd, kill_when=(lambda line: line == kill_at) if kill_at else None, timeout_s=120), out
+                        "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq,
+                        *(["--die-at", kill_at] if kill_at else []))
+    return run_watched(cmd, timeout_s=240), out
 
 
 def first_epoch(finished):
@@ -38,9 +40,11 @@ def uninterrupted(tmp_path_factory):
 ])
 def test_killed_run_resumes_and_ends_with_the_same_weights(tmp_path, uninterrupted, kill_at, resumes_at):
     killed, out = train(tmp_path, "run", kill_at=kill_at)
-    assert killed.killed == "on purpose" and killed.returncode == -9 and not out.exists()
+    killed.check("the run to kill", returncode=-9)
+    assert killed.lines[-1] == kill_at and not out.exists()
     resumed, out = train(tmp_path, "run")
-    assert resumed.returncode == 0 and resumed.lines[-1] == "done"
+    resumed.check("the restarted run")
+    assert resumed.lines[-1] == "done"
     assert first_epoch(resumed) == resumes_at
     for a, b in zip(uninterrupted, weights(out)):
         np.testing.assert_array_equal(a, b)
@@ -50,7 +54,28 @@ def test_step_backups_lose_less_work_but_keras_restarts_the_epoch(tmp_path, unin
     # Keras 3.15's BackupAndRestore(save_freq=N) saves every N steps but, on restore, restarts the epoch from
     # its first batch with the weights saved mid-epoch: those batches are seen twice. If this test fails,
     # Keras now resumes mid-epoch: update chapter 6's pitfall box.
-    train(tmp_path, "steps", save_freq="4", kill_at="step 2 6")
+    train(tmp_path, "steps", save_freq="4", kill_at="step 2 6")[0].check("the run to kill", returncode=-9)
     resumed, out = train(tmp_path, "steps", save_freq="4")
+    resumed.check("the restarted run")
     assert first_epoch(resumed) == "start epoch 2"
     assert any(not np.array_equal(a, b) for a, b in zip(uninterrupted, weights(out)))
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "often", "2.5"])
+def test_a_bad_save_freq_is_refused_with_a_usage_message(bad, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--backup-dir", "b", "--out", "o.npz", "--save-freq", bad])
+    assert exit_info.value.code == 2
+    assert "neither \"epoch\" nor a positive number of steps" in capsys.readouterr().err
+
+
+def test_a_truncated_backup_falls_back_to_the_previous_one(tmp_path, uninterrupted):
+    # A kill in the middle of save_weights leaves a truncated .h5; double_checkpoint=True keeps the one before.
+    train(tmp_path, "run", kill_at="step 2 6")[0].check("the run to kill", returncode=-9)
+    weights_file = tmp_path / "run-backup" / "latest.weights.h5"
+    weights_file.write_bytes(weights_file.read_bytes()[: weights_file.stat().st_size // 2])
+    resumed, out = train(tmp_path, "run")
+    resumed.check("the run restarted from a truncated backup")
+    assert first_epoch(resumed) == "start epoch 1"  # from the previous backup, written at the end of epoch 0
+    for a, b in zip(uninterrupted, weights(out)):
+        np.testing.assert_array_equal(a, b)
