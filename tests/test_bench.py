@@ -301,10 +301,22 @@ def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(m
 
     monkeypatch.setattr(bench, "fused_steps_per_second", fake)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4)
+    sweep = bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
     assert calls[0] == ("reuters_bag_of_words", 1, 8, 2, 4)  # the warm-up run
-    assert calls[1:] == [(name, n, 32, 2, 4) for name in ("reuters_conv1d", "reuters_bag_of_words") for n in (1, 8, 32)]
+    assert calls[1:] == [(name, n, 320, 4, 4) for name in ("reuters_conv1d", "reuters_bag_of_words")
+                         for n in (1, 8, 32)]
     assert sweep == {"Conv1D (course model)": [10.0, 80.0, 320.0], "bag of words (tiny)": [10.0, 80.0, 320.0]}
+
+
+def test_fast_mode_sweeps_only_the_tiny_model_with_shorter_epochs(monkeypatch, offline):
+    calls = []
+    monkeypatch.setattr(bench, "fused_steps_per_second",
+                        lambda build, n, dataset, *, strategy, steps, epochs: calls.append((build.__name__, n, steps,
+                                                                                            epochs)) or 1.0)
+    monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
+    sweep = bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
+    assert calls == [("reuters_bag_of_words", n, 32, 2) for n in (1, 8, 32)]
+    assert list(sweep) == ["bag of words (tiny)"]
 
 
 def test_fusing_gains_are_relative_to_the_first_setting_and_add_the_published_point():
@@ -330,7 +342,7 @@ def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
     calls = []
     monkeypatch.setattr(bench, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
+    bench.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
     assert calls == [1, 8, 32, 1, 8, 32]
 
 
