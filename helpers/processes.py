@@ -61,7 +61,8 @@ def run_group(cmds, *, kill_when=None, timeout_s: float = 120, envs=None, cwd=No
               stop_all_on_failure: bool = True) -> list[Finished]:
     """Run several commands at once (e.g. the workers of a cluster), collecting each one's output lines.
 
-    kill_when(index, line) -> True kills process `index` with SIGKILL at that line (an on-purpose crash).
+    kill_when(index, line) -> True kills process `index` with SIGKILL at that line (an on-purpose crash); its
+    collected output ends with that line, even if the process printed more before the signal landed.
     If one process fails (non-zero exit, or killed) and stop_all_on_failure, the others are killed too:
     a synchronous job cannot go on without a peer, and would otherwise wait for it forever. After
     `timeout_s` seconds everything still running is killed. Whatever happens, also an exception or a
@@ -109,6 +110,8 @@ def _watch(procs, results, lines, kill_when, echo, deadline, stop_all_on_failure
             running -= 1
             if procs[index].wait() != 0 and stop_all_on_failure:
                 _stop_others(procs, results, index)
+            continue
+        if results[index].killed == "on purpose":  # printed before the kill landed: the output ends at the kill line
             continue
         results[index].lines.append(line)
         if echo:

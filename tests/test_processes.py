@@ -34,6 +34,11 @@ def test_kill_when_stops_it_at_that_line():
     assert finished.killed == "on purpose" and finished.returncode == -9
 
 
+def test_the_output_of_a_process_killed_on_purpose_ends_at_the_kill_line():
+    finished = run_watched([sys.executable, "-c", LOOP], kill_when=lambda line: line == "5")
+    assert finished.lines == [str(i) for i in range(6)] and finished.killed == "on purpose"
+
+
 def test_timeout_kills_a_hung_process_and_its_children(tmp_path):
     child_pid = tmp_path / "child.pid"
     code = ("import subprocess, sys, time\n"
