@@ -18,7 +18,8 @@ def read_through_service(elements: int, workers: int = 2) -> dict:
 
     service = tf.data.experimental.service
     dispatcher = service.DispatchServer()
-    address = dispatcher.target.split("://")[1]
+    address = dispatcher.target.split("://")[1]  # "grpc://localhost:PORT" -> "localhost:PORT"
+    # The list keeps the worker servers alive (and serving) while this function runs.
     _workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=address)) for _ in range(workers)]
     counts = {}
     for mode in ("distributed_epoch", "parallel_epochs"):

@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 
-PER_WORKER_BATCH = 16
+PER_REPLICA_BATCH = 16
 
 
 def checkpoint_dir(out: str, task_index: int) -> str:
@@ -31,14 +31,15 @@ def train(out: str, steps: int, save_every: int = 5) -> None:
     import keras
     import numpy as np
 
-    task = json.loads(os.environ["TF_CONFIG"])["task"]
-    workers = strategy.num_replicas_in_sync
+    config = json.loads(os.environ["TF_CONFIG"])
+    task, workers = config["task"], len(config["cluster"]["worker"])
     print(f"worker {task['index']} of {workers} connected", flush=True)
     keras.utils.set_random_seed(0)  # the same initial weights on every worker
+    # Replicas: all devices of all workers (one CPU each here; a worker with 4 GPUs adds 4).
+    global_batch = PER_REPLICA_BATCH * strategy.num_replicas_in_sync  # each replica takes its share of every batch
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(steps * PER_WORKER_BATCH * workers, 8)).astype("float32")
+    x = rng.normal(size=(steps * global_batch, 8)).astype("float32")
     y = (x @ rng.normal(size=(8, 1))).astype("float32")
-    global_batch = PER_WORKER_BATCH * workers  # each worker takes its share of every global batch
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(global_batch)
     options = tf.data.Options()  # in-memory data: every worker has all of it and keeps its own share
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
