@@ -1,7 +1,8 @@
 """Plumbing shared by the course notebooks: setup, timing, devices, data, models, plots.
 
-The TensorFlow calls a chapter teaches stay in its notebook; this package only holds what would
-otherwise be repeated (timing, loading, device setup, plotting).
+The TensorFlow calls a chapter teaches stay in its notebook; this package holds what would otherwise be repeated
+(timing, loading, device setup, plotting), each chapter's experiments where a benchmark reruns them
+(helpers/chapters), and the programs chapter 6 starts as processes (helpers/programs).
 """
 
 import importlib
@@ -16,16 +17,17 @@ os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 
 from helpers.course import Course, CourseError, setup  # noqa: E402
 
-SUBMODULES = ("bench", "cluster", "data", "devices", "exercises", "images", "models",
-              "multiworker", "pipelines", "plots", "processes", "ps_demo", "report", "resumable", "tables", "timing",
-              "widgets")
-__all__ = ["Course", "CourseError", "setup", *SUBMODULES]
+# The plumbing several chapters share. Chapter code is in helpers/chapters, runnable programs in helpers/programs,
+# and the benchmark command line in helpers/bench.py; none of those is imported here.
+PLUMBING = ("cluster", "course", "data", "devices", "exercises", "images", "models", "plots", "processes", "report",
+            "tables", "timing", "widgets")
+__all__ = ["Course", "CourseError", "setup"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
     # `helpers.data.load_reuters(...)` works without importing each module first; they load
     # lazily so that `import helpers` stays light and never fails for lack of TensorFlow.
-    if name in SUBMODULES:
+    if name in PLUMBING:
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")

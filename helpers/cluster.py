@@ -13,16 +13,15 @@ import sys
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
 
-from helpers.course import CourseError
-from helpers.processes import die_with_parent, python_module, run_group
+from helpers.course import CourseError, whole_number
+from helpers.processes import die_with_parent, python_command, run_group
 
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
     """n ports nobody listens on right now (held open together, so they differ)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise CourseError(f"free_ports({n!r}): use a whole number >= 1.")
+    whole_number("free_ports(", n)
     with ExitStack() as stack:
         sockets = [stack.enter_context(socket.socket()) for _ in range(n)]
         for s in sockets:
@@ -43,8 +42,7 @@ def tf_config(workers, task_type: str = "worker", index: int = 0, **other_jobs) 
                 raise CourseError(f"tf_config(): {host!r} in job {job!r} is not 'host:port' (e.g. '10.0.0.2:2222').")
     if task_type not in cluster:
         raise CourseError(f"tf_config(task_type={task_type!r}): the cluster has jobs {sorted(cluster)}.")
-    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(cluster[task_type]):
-        raise CourseError(f"tf_config(index={index!r}): job {task_type!r} has tasks 0..{len(cluster[task_type]) - 1}.")
+    whole_number("tf_config(index=", index, 0, len(cluster[task_type]) - 1, hint=f" (the tasks of job {task_type!r})")
     return {"cluster": cluster, "task": {"type": task_type, "index": index}}
 
 
@@ -92,9 +90,9 @@ def private_network():
         holder.wait()
 
 
-def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_when=None, echo=None,
+def run_local_workers(n: int, program, *args, timeout_s: float = 120, kill_when=None, echo=None,
                       private: bool | None = None):
-    """Start `python -m module args...` as n workers of one cluster on 127.0.0.1, each with its TF_CONFIG,
+    """Start `python program args...` (a .py file) as n workers of one cluster on 127.0.0.1, each with its TF_CONFIG,
     and wait for all of them. If one fails, the others are stopped (they would wait for it forever) and a
     CourseError says which; nothing is left running, also on timeout or interruption.
 
@@ -109,7 +107,7 @@ def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_w
     envs = [{**os.environ, "TF_CONFIG": json.dumps(tf_config(hosts, "worker", i)), "TF_CPP_MIN_LOG_LEVEL": "2",
              "CUDA_VISIBLE_DEVICES": ""} for i in range(n)]
     with private_network() if private else nullcontext([]) as prefix:
-        results = run_group([[*prefix, *python_module(module, *args)]] * n, envs=envs, timeout_s=timeout_s,
+        results = run_group([[*prefix, *python_command(program, *args)]] * n, envs=envs, timeout_s=timeout_s,
                             kill_when=kill_when, echo=echo)
     failed = [i for i, r in enumerate(results) if r.returncode != 0 and r.killed != "a peer failed"]
     if failed:
@@ -118,5 +116,6 @@ def run_local_workers(n: int, module: str, *args, timeout_s: float = 120, kill_w
             results[i].killed, f"exited with code {results[i].returncode}")
         last = results[i].lines[-1] if results[i].lines else "(no output)"
         raise CourseError(f"worker {i} {how} (last line: {last!r}); the other worker(s) were stopped. Start all "
-                          "workers again: a program that checkpoints (as helpers.multiworker does) resumes from there.")
+                          "workers again: a program that checkpoints (as chapter 6's multiworker.py does) resumes from "
+                          "there.")
     return results

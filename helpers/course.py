@@ -64,13 +64,18 @@ def int_from_env(name: str, default: int) -> int:
         raise CourseError(f"{name}={raw!r} is not a whole number: use e.g. {name}=2.") from None
 
 
+def whole_number(call: str, value, minimum: int = 1, maximum: int | None = None, hint: str = "") -> int:
+    """`value` if it is an int (not a bool) from `minimum` to `maximum`, else a CourseError that names the call,
+    e.g. whole_number("make_dataset(batch_size=", 0) -> "make_dataset(batch_size=0): use a whole number >= 1."."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (maximum is not None
+                                                                                    and value > maximum):
+        allowed = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        raise CourseError(f"{call}{value!r}): use a whole number {allowed}{hint}.")
+    return value
+
+
 def check_devices(devices, call: str = "setup(devices=") -> int:
-    if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= MAX_DEVICES:
-        raise CourseError(
-            f"{call}{devices!r}): the number of logical devices must be a whole number "
-            f"from 1 to {MAX_DEVICES} (COURSE_DEVICES sets it too)."
-        )
-    return devices
+    return whole_number(call, devices, 1, MAX_DEVICES, hint=" logical devices (COURSE_DEVICES sets it too)")
 
 
 def _version_tuple(version: str) -> tuple[int, int]:
@@ -182,8 +187,7 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     """
     check_fast(fast)
     devices = check_devices(int_from_env("COURSE_DEVICES", 1) if devices is None else devices)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise CourseError(f"setup(seed={seed!r}): the seed must be a whole number >= 0.")
+    whole_number("setup(seed=", seed, 0)
     check_versions()  # before anything imports TensorFlow: a TPU runtime without it gets the install command
     from helpers import devices as device_tools
 

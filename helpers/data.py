@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from helpers.course import CourseError
+from helpers.course import CourseError, whole_number
 
 # The shapes of keras.datasets.reuters.load_data() with its defaults (test_split=0.2).
 REUTERS_TRAIN, REUTERS_TEST = 8982, 2246
@@ -34,15 +34,9 @@ class Arrays:
     num_classes: int
     source: str  # says plainly whether this is the real data or the synthetic stand-in
 
-    @property
-    def is_real(self) -> bool:
-        return self.source.startswith("real")
-
     def head(self, n_train: int):
         """The first `n_train` training examples (fast mode) with the full test set, same source label."""
-        if isinstance(n_train, bool) or not isinstance(n_train, int) or not 1 <= n_train <= len(self.x_train):
-            raise CourseError(f"{type(self).__name__}.head({n_train!r}): use a whole number from 1 to "
-                              f"{len(self.x_train)}.")
+        whole_number(f"{type(self).__name__}.head(", n_train, 1, len(self.x_train))
         return replace(self, x_train=self.x_train[:n_train], y_train=self.y_train[:n_train])
 
 
@@ -123,8 +117,7 @@ def synthetic_reuters(seed: int = 0):
 
 def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
     """Reuters newswires padded to `maxlen`: the real data when it can be had, else the stand-in."""
-    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
-        raise CourseError(f"load_reuters(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
+    whole_number("load_reuters(maxlen=", maxlen, hint=" tokens, e.g. 300")
     (x_train, y_train), (x_test, y_test), source = _real_or_stand_in(
         "load_reuters", allow_download, _download_reuters, "keras.datasets.reuters (Reuters newswires, 46 topics)",
         synthetic_reuters, "Reuters")
@@ -137,8 +130,7 @@ def load_reuters(maxlen: int = 300, allow_download: bool = True) -> Reuters:
 
 def pad(sequences, maxlen: int = 300) -> np.ndarray:
     """Left-pad (and left-truncate) to `maxlen` int32 tokens, as the seeds' pad_sequences did."""
-    if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1:
-        raise CourseError(f"pad(maxlen={maxlen!r}): use a whole number of tokens >= 1, e.g. 300.")
+    whole_number("pad(maxlen=", maxlen, hint=" tokens, e.g. 300")
     return keras.utils.pad_sequences(sequences, maxlen=maxlen, dtype="int32")
 
 
@@ -150,8 +142,7 @@ def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, 
     prefetch() froze the first epoch's order forever. drop_remainder=True gives every batch the same
     static shape, which TPUs (XLA) need.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise CourseError(f"make_dataset(batch_size={batch_size!r}): use a whole number >= 1.")
+    whole_number("make_dataset(batch_size=", batch_size)
     if len(x) != len(y):
         raise CourseError(f"make_dataset(): x has {len(x)} examples but y has {len(y)}; they must match.")
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()

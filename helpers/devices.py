@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from helpers.course import CourseError, check_devices, tpu_install_command
+from helpers.course import CourseError, check_devices, tpu_install_command, whole_number
 from helpers.tables import Table
 
 RESTART = (
@@ -106,10 +106,8 @@ def configure_gpus(visible=None, memory_growth: bool = False, memory_limit_mb: i
             "configure_gpus(): memory_growth=True and memory_limit_mb cannot be combined; "
             "pick one (growth shares a card politely, a limit reserves a fixed amount)."
         )
-    if memory_limit_mb is not None and (
-        isinstance(memory_limit_mb, bool) or not isinstance(memory_limit_mb, int) or memory_limit_mb < 64
-    ):
-        raise CourseError(f"configure_gpus(memory_limit_mb={memory_limit_mb!r}): give whole MiB, at least 64.")
+    if memory_limit_mb is not None:
+        whole_number("configure_gpus(memory_limit_mb=", memory_limit_mb, 64, hint=" MiB")
     gpus = tf.config.list_physical_devices("GPU")
     if visible is not None:
         if not isinstance(visible, (list, tuple)) or not all(
@@ -155,10 +153,8 @@ def split_device(n: int, gpu_memory_mb_each: int | None = None):
     with the same `n` is harmless; a different `n` after TensorFlow initialised needs a restart.
     """
     check_devices(n, call="split_device(")
-    if gpu_memory_mb_each is not None and (
-        isinstance(gpu_memory_mb_each, bool) or not isinstance(gpu_memory_mb_each, int) or gpu_memory_mb_each < 64
-    ):
-        raise CourseError(f"split_device(gpu_memory_mb_each={gpu_memory_mb_each!r}): give whole MiB, at least 64.")
+    if gpu_memory_mb_each is not None:
+        whole_number("split_device(gpu_memory_mb_each=", gpu_memory_mb_each, 64, hint=" MiB")
     gpus = tf.config.get_visible_devices("GPU")
     if len(gpus) > 1:
         return tf.config.list_logical_devices("GPU")
@@ -265,8 +261,18 @@ def accelerator() -> str | None:
     return None
 
 
+# notebook cell: connect_tpu
 def connect_tpu():
-    """A TPUStrategy if a TPU is attached and usable here, else None (with the reason printed)."""
+    """A TPUStrategy over the TPU cores attached to this runtime (TensorFlow's TPU build must be installed)."""
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")  # "local": this VM's own TPU
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)  # resets the TPU: once per program, before any model
+    return tf.distribute.TPUStrategy(resolver)  # one replica per TPU core
+# end of notebook cell
+
+
+def usable_tpu_strategy():
+    """connect_tpu() if a TPU is attached and usable here, else None (with the reason printed)."""
     hint = tpu_hint()
     if hint is None:
         return None
@@ -275,10 +281,7 @@ def connect_tpu():
         print(missing)
         return None
     try:
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")
-        tf.config.experimental_connect_to_cluster(resolver)
-        tf.tpu.experimental.initialize_tpu_system(resolver)
-        return tf.distribute.TPUStrategy(resolver)
+        return connect_tpu()
     except Exception as err:  # any failure here means: no usable TPU, fall back
         print(f"TPU hinted ({hint}) but not usable with TensorFlow {tf.__version__}: {err}")
         return None
@@ -286,7 +289,7 @@ def connect_tpu():
 
 def choose_strategy(verbose: bool = True) -> tf.distribute.Strategy:
     """The best strategy this runtime supports (see plan_strategy), ready for `with strategy.scope()`."""
-    tpu_strategy = connect_tpu()
+    tpu_strategy = usable_tpu_strategy()
     plan = plan_strategy(
         physical_gpus=len(tf.config.get_visible_devices("GPU")),
         logical_gpus=[d.name for d in tf.config.list_logical_devices("GPU")],

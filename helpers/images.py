@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.course import CourseError
+from helpers.course import CourseError, whole_number
 
 CLASSES = ("circle", "square", "triangle", "cross", "ring", "bar")
 IMAGE_SIZE = 64
@@ -67,8 +67,7 @@ def make_image_folder(root=None, per_class: int = 500, seed: int = 0, corrupt: i
     """Write `per_class` JPEGs into root/<class>/ for each class (replacing what is there), plus `corrupt`
     broken .jpg files spread over the classes (for the error-handling lesson). Returns the root."""
     for name, value, minimum in (("per_class", per_class, 1), ("corrupt", corrupt, 0), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise CourseError(f"make_image_folder({name}={value!r}): use a whole number >= {minimum}.")
+        whole_number(f"make_image_folder({name}=", value, minimum)
     root = Path(root) if root is not None else default_root()
     for label, name in enumerate(CLASSES):
         folder = root / name

@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import keras
 
-from helpers.course import CourseError
+import helpers
+from helpers.course import CourseError, whole_number
 
 OUTPUTS = ("logits", "softmax")
 
 
-def reuters_conv1d(vocab_size: int = 30982, num_classes: int = 46, maxlen: int = 300,
-                   output: str = "logits") -> keras.Model:
+# notebook cell: reuters_conv1d
+def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"):
     """The seeds' Conv1D newswire classifier (332,856 parameters with the defaults).
 
-    Starts from keras.Input (Embedding(input_length=...) is gone in Keras 3). output="logits"
-    ends in a linear layer (pair it with from_logits=True); "softmax" ends in probabilities.
+    Starts from keras.Input (Embedding(input_length=...) is gone in Keras 3). output="logits" ends in a linear layer
+    (pair it with from_logits=True); "softmax" ends in probabilities.
     """
     for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-            raise CourseError(f"reuters_conv1d({name}={value!r}): use a whole number >= 2.")
+        helpers.course.whole_number(f"reuters_conv1d({name}=", value, 2)
     if maxlen < 12:
-        raise CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need at least 12 tokens.")
-    if output not in OUTPUTS:
-        raise CourseError(f"reuters_conv1d(output={output!r}): use 'logits' or 'softmax'.")
+        raise helpers.CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need 12 tokens or more.")
+    if output not in ("logits", "softmax"):
+        raise helpers.CourseError(f"reuters_conv1d(output={output!r}): use 'logits' or 'softmax'.")
     return keras.Sequential(
         [
             keras.Input(shape=(maxlen,), dtype="int32"),
@@ -37,14 +37,14 @@ def reuters_conv1d(vocab_size: int = 30982, num_classes: int = 46, maxlen: int =
         ],
         name=f"reuters_conv1d_{output}",
     )
+# end of notebook cell
 
 
 def reuters_bag_of_words(vocab_size: int = 30982, num_classes: int = 46, maxlen: int = 300) -> keras.Model:
     """A deliberately tiny newswire classifier (average of word vectors -> logits): so little work per
     step that fixed per-step costs dominate, as they do for small models on a TPU."""
     for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-            raise CourseError(f"reuters_bag_of_words({name}={value!r}): use a whole number >= 2.")
+        whole_number(f"reuters_bag_of_words({name}=", value, 2)
     return keras.Sequential(
         [
             keras.Input(shape=(maxlen,), dtype="int32"),

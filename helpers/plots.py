@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from helpers.course import CourseError
+from helpers.course import CourseError, whole_number
 
 
 def training_curves(history: dict, metrics=("loss", "accuracy"), title: str = ""):
@@ -105,8 +105,7 @@ def speedup_lines(series: dict, title: str = "Speed-up over one device"):
 
 def mirrored_diagram(replicas: int = 2, global_batch: int = 512):
     """MirroredStrategy's training step: split the global batch, compute locally, all-reduce, update."""
-    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= 8:
-        raise CourseError(f"mirrored_diagram(replicas={replicas!r}): draw 1 to 8 replicas.")
+    whole_number("mirrored_diagram(replicas=", replicas, 1, 8)
     fig, ax = plt.subplots(figsize=(9, 1.2 + 1.1 * replicas))
     ax.set_xlim(0, 10)
     ax.set_ylim(-0.5, replicas + 0.5)

@@ -33,9 +33,11 @@ class Finished:
         raise CourseError(f"{what} {how}, expected exit code {returncode}.{hint} Its last lines:\n{tail}")
 
 
-def python_module(module: str, *args) -> list[str]:
-    """The command line that runs `python -m module args...` with this interpreter."""
-    return [sys.executable, "-m", module, *map(str, args)]
+def python_command(program, *args) -> list[str]:
+    """The command line that runs the Python file `program` with `args` under this interpreter."""
+    if not os.path.isfile(program):
+        raise CourseError(f"python_command({str(program)!r}): no such file; run the cell that writes it first.")
+    return [sys.executable, os.path.abspath(program), *map(str, args)]
 
 
 def die_with_parent() -> None:

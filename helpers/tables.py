@@ -1,8 +1,9 @@
-"""A tiny table that prints as text, renders as HTML in notebooks and writes Markdown."""
+"""A tiny table that prints as text, renders as HTML in notebooks; a benchmark's Result."""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
 
 from helpers.course import CourseError
 
@@ -35,14 +36,26 @@ class Table:
         caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
-    def to_markdown(self) -> str:
-        def line(cells):
-            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-        return "\n".join([line(self.columns), line(["---"] * len(self.columns))] + [line(r) for r in self.rows])
-
 
 def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+@dataclass
+class Result:
+    """What a benchmark measured: rows for a Table, a matplotlib Figure, and summary figures for --json."""
+
+    name: str
+    columns: list[str]
+    rows: list[list]
+    figure: object
+    extra: dict = field(default_factory=dict)
+
+    def table(self) -> Table:
+        return Table(self.columns, self.rows, title=self.name)
+
+    def as_json(self, png: str) -> dict:
+        return {"benchmark": self.name, "results": [dict(zip(self.columns, r)) for r in self.rows], **self.extra,
+                "png": png}

@@ -10,7 +10,7 @@ from datetime import datetime
 import keras
 import tensorflow as tf
 
-from helpers.course import CourseError
+from helpers.course import CourseError, whole_number
 
 
 def printbar(label: str = "") -> None:
@@ -59,20 +59,14 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _count(call: str, name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise CourseError(f"{call}({name}={value!r}): use a whole number >= {minimum}.")
-    return value
-
-
 def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -> Timing:
     """Time `fn()` properly: `warmup` untimed calls (tracing, device start-up), then `repeats`
     timed calls, each forced to finish with `.numpy()`. Report the median, not one lucky run."""
     if not callable(fn):
         raise CourseError(f"measure(): expected a function to call, got {type(fn).__name__}. "
                           "Wrap the work in a function or lambda: measure(lambda: a @ b).")
-    _count("measure", "warmup", warmup, 0)
-    _count("measure", "repeats", repeats, 1)
+    whole_number("measure(warmup=", warmup, 0)
+    whole_number("measure(repeats=", repeats, 1)
     timing = Timing(name or getattr(fn, "__name__", "work"))
     for _ in range(warmup):
         force(fn())
@@ -86,8 +80,8 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
 def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:
     """How fast a tf.data pipeline delivers examples on its own, with no model attached: run
     `warmup` batches untimed (start-up, the first pass of a cache), then time `batches` more."""
-    _count("examples_per_second", "batches", batches, 1)
-    _count("examples_per_second", "warmup", warmup, 0)
+    whole_number("examples_per_second(batches=", batches, 1)
+    whole_number("examples_per_second(warmup=", warmup, 0)
     iterator = iter(dataset)
     try:
         for _ in range(warmup):
@@ -111,7 +105,7 @@ class EpochTimer(keras.callbacks.Callback):
     def __init__(self, samples_per_epoch: int | None = None):
         super().__init__()
         if samples_per_epoch is not None:
-            _count("EpochTimer", "samples_per_epoch", samples_per_epoch, 1)
+            whole_number("EpochTimer(samples_per_epoch=", samples_per_epoch, 1)
         self.samples_per_epoch = samples_per_epoch
         self.epoch_seconds: list[float] = []
         self.epoch_steps: list[int] = []

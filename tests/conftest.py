@@ -68,12 +68,3 @@ class FakeDevice:
 
     def __repr__(self) -> str:
         return f"FakeDevice({self.name!r})"
-
-
-def transformations(ds) -> list[str]:
-    """The tf.data transformation names from the source to the final dataset (tf.data internals)."""
-    names = []
-    while ds is not None:
-        names.append(type(ds).__name__.strip("_").removesuffix("Dataset"))
-        ds = getattr(ds, "_input_dataset", None)
-    return names[::-1]

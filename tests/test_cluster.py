@@ -5,8 +5,11 @@ import time
 import numpy as np
 import pytest
 
-from helpers import CourseError, cluster, multiworker, processes
-from helpers.processes import running
+from helpers import CourseError, cluster, processes
+from helpers.processes import python_command, run_watched, running
+from helpers.programs import multiworker, program
+
+MULTIWORKER = program("multiworker")
 
 
 def test_free_ports_are_distinct_and_bindable():
@@ -30,7 +33,8 @@ def test_tf_config_for_each_task_of_a_cluster():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"workers": ["10.0.0.1"]}, r"'10.0.0.1' in job 'worker' is not 'host:port'"),
-    ({"workers": ["a:1"], "index": 1}, r"tf_config\(index=1\): job 'worker' has tasks 0..0"),
+    ({"workers": ["a:1"], "index": 1},
+     r"tf_config\(index=1\): use a whole number from 0 to 0 \(the tasks of job 'worker'\)"),
     ({"workers": ["a:1"], "task_type": "chief"}, r"the cluster has jobs \['worker'\]"),
     ({"workers": ["a:1"], "master": ["b:2"]}, r"unknown job 'master'"),
 ])
@@ -46,11 +50,11 @@ def test_free_ports_rejects_bad_counts():
 
 def workers_of(job_dir) -> list[int]:
     """The worker processes of this test's job (other tests may run jobs at the same time)."""
-    return running(r"-m helpers\.multiworker --out " + re.escape(str(job_dir)))
+    return running(re.escape(f"{MULTIWORKER} --out {job_dir}"))
 
 
 def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_path):
-    results = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 6, timeout_s=120)
+    results = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 6, timeout_s=120)
     assert [r.lines[-1] for r in results] == ["done", "done"]
     losses = [[line for line in r.lines if line.startswith("step")] for r in results]
     assert losses[0] == losses[1] and len(losses[0]) == 6  # one synchronous job: the same loss on both
@@ -65,7 +69,7 @@ def test_a_dead_worker_stops_the_job_with_a_clear_error_and_no_orphans(tmp_path)
     start = time.monotonic()
     with pytest.raises(CourseError, match=r"worker 1 was killed on purpose \(last line: 'step 3 loss .*'\); "
                                           r"the other worker\(s\) were stopped\. Start all workers again"):
-        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 50, timeout_s=120,
+        cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 50, timeout_s=120,
                                   kill_when=lambda i, line: i == 1 and line.startswith("step 3 "))
     assert time.monotonic() - start < 60
     assert workers_of(tmp_path) == []
@@ -74,10 +78,8 @@ def test_a_dead_worker_stops_the_job_with_a_clear_error_and_no_orphans(tmp_path)
 def test_a_worker_whose_peer_never_comes_times_out_cleanly(tmp_path, monkeypatch):
     # Worker 1 cannot start (a bad argument): worker 0 would wait for it forever without the launcher.
     start = time.monotonic()
-    real = cluster.python_module
-    monkeypatch.setattr(cluster, "python_module", lambda module, *args: real(module, *args))
     with pytest.raises(CourseError, match=r"worker \d (exited with code 2|did not finish within 30 s)"):
-        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", "x", timeout_s=30)
+        cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", "x", timeout_s=30)
     assert time.monotonic() - start < 40
     assert workers_of(tmp_path) == []
 
@@ -87,20 +89,21 @@ def test_only_the_chief_writes_to_the_real_checkpoint_path():
     assert multiworker.checkpoint_dir("/out", 3) == "/out/tmp-worker-3"
 
 
-def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, capsys, tmp_path):
+def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, tmp_path):
     monkeypatch.delenv("TF_CONFIG", raising=False)
-    assert multiworker.main(["--out", str(tmp_path)]) == 2
-    assert "TF_CONFIG is not set" in capsys.readouterr().err
+    finished = run_watched(python_command(MULTIWORKER, "--out", tmp_path), timeout_s=120)
+    assert finished.returncode == 2
+    assert "TF_CONFIG is not set" in finished.lines[-1]
 
 
 def test_restarting_both_workers_resumes_from_the_chiefs_checkpoint(tmp_path):
-    reference = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "ref", "--steps", 12)
+    reference = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "ref", "--steps", 12)
     assert reference[0].lines[-1] == "done"
     # Killed at step 6: a kill lands a little late on a busy machine, and the next save (step 10) is 4 steps away.
     with pytest.raises(CourseError, match="worker 1 was killed on purpose"):
-        cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "run", "--steps", 12,
+        cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 12,
                                   kill_when=lambda i, line: i == 1 and line.startswith("step 6 "))
-    resumed = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path / "run", "--steps", 12)
+    resumed = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 12)
     for worker in resumed:
         steps = [line for line in worker.lines if line.startswith(("resumed", "step"))]
         assert steps[:2] == ["resumed after step 5", "step 6" + steps[1][6:]] and len(steps) == 1 + 7
@@ -139,7 +142,7 @@ def test_private_network_has_its_own_loopback_unreachable_from_outside():
 
 @needs_namespaces
 def test_workers_in_a_private_network_train_in_sync(tmp_path):
-    results = cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 4, private=True,
+    results = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 4, private=True,
                                         timeout_s=90)
     assert [r.lines[-1] for r in results] == ["done", "done"]
     assert workers_of(tmp_path) == []
@@ -156,7 +159,7 @@ def test_a_worker_that_cannot_bind_its_port_stops_the_job_clearly(tmp_path, monk
         monkeypatch.setattr(cluster, "free_ports", lambda n: [real(1)[0], port])
         start = time.monotonic()
         with pytest.raises(CourseError, match=r"worker \d (exited with code|did not finish)"):
-            cluster.run_local_workers(2, "helpers.multiworker", "--out", tmp_path, "--steps", 4, private=False,
+            cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 4, private=False,
                                       timeout_s=60)
         assert time.monotonic() - start < 61
     assert workers_of(tmp_path) == []
@@ -171,6 +174,6 @@ def test_local_workers_see_no_gpu_so_they_never_compete_with_the_kernel_for_one(
         return [processes.Finished(returncode=0) for _ in cmds]
 
     monkeypatch.setattr(cluster, "run_group", fake_run_group)
-    cluster.run_local_workers(2, "helpers.multiworker", private=False)
+    cluster.run_local_workers(2, MULTIWORKER, private=False)
     assert [env["CUDA_VISIBLE_DEVICES"] for env in seen["envs"]] == ["", ""]
     assert [json.loads(env["TF_CONFIG"])["task"]["index"] for env in seen["envs"]] == [0, 1]

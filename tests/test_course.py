@@ -4,6 +4,7 @@ import logging
 import re
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,7 +62,7 @@ def test_check_devices_accepts_range(n):
 @pytest.mark.parametrize("bad", [0, -1, course.MAX_DEVICES + 1, True, 2.0, "2", None])
 def test_check_devices_rejects(bad):
     with pytest.raises(CourseError,
-                       match=r"whole number from 1 to 16 \(COURSE_DEVICES sets it too\)"):
+                       match=r"whole number from 1 to 16 logical devices \(COURSE_DEVICES sets it too\)"):
         course.check_devices(bad)
 
 
@@ -208,7 +209,7 @@ def test_course_pick_and_str():
         ({"devices": True}, r"setup\(devices=True\)"),
         ({"devices": 17}, r"setup\(devices=17\)"),
         ({"devices": 2.0}, r"setup\(devices=2.0\)"),
-        ({"seed": -1}, r"setup\(seed=-1\): the seed must be a whole number >= 0"),
+        ({"seed": -1}, r"setup\(seed=-1\): use a whole number >= 0\."),
         ({"seed": True}, r"setup\(seed=True\)"),
         ({"seed": 1.5}, r"setup\(seed=1.5\)"),
     ],
@@ -284,12 +285,19 @@ def test_setup_after_runtime_initialised_asks_for_restart():
     assert out["same"] == ["/device:CPU:0"]  # asking for what it already has is harmless
 
 
-def test_package_loads_submodules_lazily():
-    for name in helpers.SUBMODULES:
+def test_every_plumbing_module_loads_on_first_use_and_nothing_else_does():
+    on_disk = {p.stem for p in Path(helpers.__file__).parent.glob("*.py")} - {"__init__", "bench"}
+    assert set(helpers.PLUMBING) == on_disk  # a new plumbing module must be listed, a deleted one dropped
+    for name in helpers.PLUMBING:
         assert getattr(helpers, name) is importlib.import_module(f"helpers.{name}")
-    assert set(helpers.__all__) == {"Course", "CourseError", "setup", *helpers.SUBMODULES}
     with pytest.raises(AttributeError, match="module 'helpers' has no attribute 'nope'"):
         helpers.nope  # noqa: B018
+
+
+def test_importing_the_package_imports_neither_tensorflow_nor_chapter_code():
+    loaded = run_python("import json, sys, helpers; print(json.dumps(sorted(m for m in sys.modules if m in "
+                        "('tensorflow', 'keras') or m.startswith(('helpers.chapters', 'helpers.programs')))))")
+    assert loaded == []
 
 
 GROWTH_IN_CHILD = """
@@ -305,3 +313,21 @@ def test_processes_started_after_import_take_gpu_memory_as_needed(monkeypatch):
     # A benchmark or worker started beside the kernel must not find the GPU's memory all taken.
     monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
     assert run_python(GROWTH_IN_CHILD) == {"child": "true"}
+
+
+@pytest.mark.parametrize("value, minimum, maximum, message", [
+    (0, 1, None, r"f\(n=0\): use a whole number >= 1\.$"),
+    (True, 0, None, r"f\(n=True\): use a whole number >= 0\.$"),
+    (2.0, 1, None, r"f\(n=2\.0\): use a whole number >= 1\.$"),
+    ("3", 1, None, r"f\(n='3'\): use a whole number >= 1\.$"),
+    (9, 1, 8, r"f\(n=9\): use a whole number from 1 to 8\.$"),
+])
+def test_whole_number_names_the_call_and_the_allowed_range(value, minimum, maximum, message):
+    with pytest.raises(CourseError, match=message):
+        course.whole_number("f(n=", value, minimum, maximum)
+
+
+def test_whole_number_returns_a_good_value_and_adds_the_hint():
+    assert course.whole_number("f(n=", 8, 1, 8) == 8
+    with pytest.raises(CourseError, match=r"f\(n=0\): use a whole number >= 1 tokens, e.g. 300\.$"):
+        course.whole_number("f(n=", 0, hint=" tokens, e.g. 300")

@@ -183,18 +183,18 @@ def test_tpu_hint_from_device_file(monkeypatch):
     assert devices.tpu_hint() == "/dev/vfio/0 exists"
 
 
-def test_connect_tpu_without_hint_returns_none(monkeypatch, capsys):
+def test_usable_tpu_strategy_without_hint_returns_none(monkeypatch, capsys):
     monkeypatch.setattr(devices, "tpu_hint", lambda: None)
 
     def never(**kwargs):
         raise AssertionError("must not try to resolve a TPU without a hint")
 
     monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", never)
-    assert devices.connect_tpu() is None
+    assert devices.usable_tpu_strategy() is None
     assert capsys.readouterr().out == ""
 
 
-def test_connect_tpu_with_a_build_without_tpu_support_says_how_to_install_it(monkeypatch, capsys):
+def test_usable_tpu_strategy_with_a_build_without_tpu_support_says_how_to_install_it(monkeypatch, capsys):
     monkeypatch.setenv("TPU_NAME", "fake-tpu")
     monkeypatch.setattr(devices, "tpu_build", lambda: None)
 
@@ -202,7 +202,7 @@ def test_connect_tpu_with_a_build_without_tpu_support_says_how_to_install_it(mon
         raise AssertionError("must not try to connect with a TensorFlow that has no TPU runtime")
 
     monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", never)
-    assert devices.connect_tpu() is None
+    assert devices.usable_tpu_strategy() is None
     out = capsys.readouterr().out
     assert out.startswith(f"A TPU seems attached (TPU_NAME=fake-tpu), but TensorFlow {tf.__version__} here cannot use")
     assert "pip install tensorflow-tpu==2.20.0 -f https://storage.googleapis.com/libtpu-tf-releases/index.html" in out
@@ -292,7 +292,7 @@ def test_tpu_build_reads_installed_packages(monkeypatch):
     assert devices.tpu_build() is None
 
 
-def test_connect_tpu_falls_back_when_resolver_fails(monkeypatch, capsys):
+def test_usable_tpu_strategy_falls_back_when_resolver_fails(monkeypatch, capsys):
     monkeypatch.setenv("TPU_NAME", "fake-tpu")
     monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
 
@@ -300,14 +300,14 @@ def test_connect_tpu_falls_back_when_resolver_fails(monkeypatch, capsys):
         raise ValueError("Please provide a TPU Name to connect to.")
 
     monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", failing_resolver)
-    assert devices.connect_tpu() is None
+    assert devices.usable_tpu_strategy() is None
     assert capsys.readouterr().out == (
         f"TPU hinted (TPU_NAME=fake-tpu) but not usable with TensorFlow {tf.__version__}: "
         "Please provide a TPU Name to connect to.\n"
     )
 
 
-def test_connect_tpu_success_path(monkeypatch):
+def test_usable_tpu_strategy_success_path(monkeypatch):
     monkeypatch.setenv("COLAB_TPU_ADDR", "10.0.0.2:8470")
     monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
     calls = []
@@ -325,7 +325,7 @@ def test_connect_tpu_success_path(monkeypatch):
                         lambda r: calls.append(("init", r)))
     monkeypatch.setattr(tf.distribute, "TPUStrategy",
                         lambda r: calls.append(("strategy", r)) or strategy)
-    assert devices.connect_tpu() is strategy
+    assert devices.usable_tpu_strategy() is strategy
     assert calls == [("resolve", "local"), ("connect", resolver), ("init", resolver),
                      ("strategy", resolver)]
 
@@ -389,7 +389,7 @@ def test_configure_gpus_without_gpus_returns_empty():
     [
         ({"memory_growth": True, "memory_limit_mb": 1024}, r"cannot be combined; pick one"),
         ({"memory_limit_mb": 63},
-         r"configure_gpus\(memory_limit_mb=63\): give whole MiB, at least 64"),
+         r"configure_gpus\(memory_limit_mb=63\): use a whole number >= 64 MiB\."),
         ({"memory_limit_mb": True}, r"configure_gpus\(memory_limit_mb=True\)"),
         ({"memory_limit_mb": 1024.0}, r"configure_gpus\(memory_limit_mb=1024.0\)"),
         ({"memory_limit_mb": "1024"}, r"configure_gpus\(memory_limit_mb='1024'\)"),
@@ -616,7 +616,7 @@ def test_choose_strategy_follows_a_mirrored_plan(monkeypatch, capsys):
 
 def test_choose_strategy_prefers_a_connected_tpu(monkeypatch, capsys):
     tpu_strategy = SimpleNamespace(num_replicas_in_sync=8)
-    monkeypatch.setattr(devices, "connect_tpu", lambda: tpu_strategy)
+    monkeypatch.setattr(devices, "usable_tpu_strategy", lambda: tpu_strategy)
     assert devices.choose_strategy() is tpu_strategy
     assert capsys.readouterr().out == (
         "Strategy: TPUStrategy over 8 replica(s) (a TPU is connected)\n"

@@ -51,7 +51,7 @@ def test_smallest_allowed_maxlen_builds():
         ({"num_classes": 0}, r"reuters_conv1d\(num_classes=0\)"),
         ({"num_classes": "46"}, r"reuters_conv1d\(num_classes='46'\)"),
         ({"maxlen": False}, r"reuters_conv1d\(maxlen=False\)"),
-        ({"maxlen": 11}, r"reuters_conv1d\(maxlen=11\): the two conv/pool stages need at least 12"),
+        ({"maxlen": 11}, r"reuters_conv1d\(maxlen=11\): the two conv/pool stages need 12 tokens or more"),
         ({"output": "probabilities"}, r"reuters_conv1d\(output='probabilities'\): use 'logits' or"),
         ({"output": None}, r"reuters_conv1d\(output=None\)"),
     ],

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from helpers import CourseError
-from helpers.processes import python_module, run_group, run_watched, running
+from helpers.processes import python_command, run_group, run_watched, running
 
 LOOP = "import sys, time\nfor i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
 
@@ -64,8 +64,16 @@ def test_an_exception_in_the_callback_still_kills_the_process():
         run_watched([sys.executable, "-c", LOOP], echo=boom)
 
 
-def test_python_module_uses_this_interpreter():
-    assert python_module("helpers.bench", "matmul", 3) == [sys.executable, "-m", "helpers.bench", "matmul", "3"]
+def test_python_command_runs_the_file_with_this_interpreter(tmp_path, monkeypatch):
+    (tmp_path / "job.py").write_text("print('hi')")
+    monkeypatch.chdir(tmp_path)
+    assert python_command("job.py", "--steps", 3) == [sys.executable, str(tmp_path / "job.py"), "--steps", "3"]
+    assert run_watched(python_command("job.py")).lines == ["hi"]
+
+
+def test_python_command_names_a_missing_program():
+    with pytest.raises(CourseError, match=r"python_command\('nope.py'\): no such file; run the cell that writes it"):
+        python_command("nope.py")
 
 
 def test_rejects_a_non_positive_timeout():

@@ -1,17 +1,19 @@
 """Killing a training run with SIGKILL and starting it again resumes it from its last backup."""
 
+import argparse
+
 import numpy as np
 import pytest
 
-from helpers.processes import python_module, run_watched
-from helpers.resumable import main
+from helpers.processes import python_command, run_watched
+from helpers.programs import program, resumable
 
 EPOCHS, STEPS = 4, 12
 
 
 def train(tmp_path, name, save_freq="epoch", kill_at=None):
     out = tmp_path / f"{name}.npz"
-    cmd = python_module("helpers.resumable", "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
+    cmd = python_command(program("resumable"), "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
                         "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq,
                         *(["--die-at", kill_at] if kill_at else []))
     return run_watched(cmd, timeout_s=240), out
@@ -62,11 +64,21 @@ def test_step_backups_lose_less_work_but_keras_restarts_the_epoch(tmp_path, unin
 
 
 @pytest.mark.parametrize("bad", ["0", "-3", "often", "2.5"])
-def test_a_bad_save_freq_is_refused_with_a_usage_message(bad, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--backup-dir", "b", "--out", "o.npz", "--save-freq", bad])
-    assert exit_info.value.code == 2
-    assert "neither \"epoch\" nor a positive number of steps" in capsys.readouterr().err
+def test_a_bad_save_freq_is_refused(bad):
+    with pytest.raises(argparse.ArgumentTypeError, match="neither \"epoch\" nor a positive number of steps"):
+        resumable.save_frequency(bad)
+
+
+def test_save_freq_takes_epoch_or_steps():
+    assert resumable.save_frequency("epoch") == "epoch"
+    assert resumable.save_frequency("4") == 4
+
+
+def test_the_program_refuses_a_bad_save_freq_with_a_usage_message(tmp_path):
+    finished = run_watched(python_command(program("resumable"), "--backup-dir", tmp_path, "--out", tmp_path / "o.npz",
+                                          "--save-freq", "often"), timeout_s=120)
+    assert finished.returncode == 2
+    assert "neither \"epoch\" nor a positive number of steps" in finished.lines[-1]
 
 
 def test_a_truncated_backup_falls_back_to_the_previous_one(tmp_path, uninterrupted):

@@ -41,19 +41,8 @@ def test_html_without_title_has_no_caption():
     assert "<caption>" not in Table(["a"], [["1"]])._repr_html_()
 
 
-def test_markdown_has_header_separator_and_escaped_pipes():
-    table = Table(["what", "value"], [["a|b", 2.5], ["c", "d"]], title="ignored in markdown")
-    assert table.to_markdown() == (
-        "| what | value |\n"
-        "| --- | --- |\n"
-        "| a\\|b | 2.5 |\n"
-        "| c | d |"
-    )
-
-
 def test_empty_table_renders_header_only():
     table = Table(["a", "b"], [])
-    assert table.to_markdown() == "| a | b |\n| --- | --- |"
     assert str(table).splitlines() == ["a  b", "-  -"]
 
 

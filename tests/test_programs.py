@@ -1,18 +1,19 @@
-"""The chapter 6 parameter-server demo runs in its own process: check what it reports."""
+"""The programs chapter 6 starts as processes (helpers/programs): what they report when run on their own."""
 
 import re
 
-from helpers.processes import python_module, run_watched
+from helpers.processes import python_command, run_watched
+from helpers.programs import program
 
 
-def reported(module, *args):
-    finished = run_watched(python_module(module, *args), timeout_s=120)
+def reported(name, *args):
+    finished = run_watched(python_command(program(name), *args), timeout_s=120)
     assert finished.returncode == 0, finished.lines[-10:]
     return [line for line in finished.lines if not re.match(r"^(W0000|I0000|E0000|WARNING: All log)", line)]
 
 
 def test_parameter_server_holds_the_variables_and_the_workers_train():
-    lines = reported("helpers.ps_demo", "--steps", 30)
+    lines = reported("parameter_server", "--steps", 30)
     assert lines[0] == "variables live on /job:ps/replica:0/task:0/device:CPU:0"
     first, last = map(float, re.search(r"loss ([\d.]+) -> ([\d.]+)", lines[1]).groups())
     assert last < first / 10

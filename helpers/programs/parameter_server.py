@@ -1,23 +1,30 @@
-"""ParameterServerStrategy on an in-process cluster (chapter 6): `python -m helpers.ps_demo [--steps 40]`.
+"""ParameterServerStrategy on an in-process cluster (chapter 6): python parameter_server.py [--steps 40].
 
 Two workers and one parameter server run as gRPC servers inside this process, as in TensorFlow's tutorial; the
-coordinator (this program) schedules training steps on whichever worker is free. It prints where the variables
-live and the loss before and after.
+coordinator (the rest of this program) schedules training steps on whichever worker is free. It prints where the
+variables live and the loss before and after.
 """
 
-from __future__ import annotations
-
 import argparse
-import os
-import sys
+import socket
+
+import keras
+import tensorflow as tf
 
 
-def in_process_cluster(workers: int = 2, ps: int = 1):
+def free_ports(n):
+    """n ports nobody listens on right now (held open together, so they differ)."""
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("localhost", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def in_process_cluster(workers=2, ps=1):
     """A ClusterResolver for `workers` worker and `ps` parameter-server gRPC servers started in this process."""
-    import tensorflow as tf
-
-    from helpers.cluster import free_ports
-
     ports = free_ports(workers + ps)
     spec = tf.train.ClusterSpec({"worker": [f"localhost:{p}" for p in ports[:workers]],
                                  "ps": [f"localhost:{p}" for p in ports[workers:]]})
@@ -31,10 +38,7 @@ def in_process_cluster(workers: int = 2, ps: int = 1):
     return tf.distribute.cluster_resolver.SimpleClusterResolver(spec, rpc_layer="grpc")
 
 
-def train(steps: int) -> None:
-    import keras
-    import tensorflow as tf
-
+def train(steps):
     strategy = tf.distribute.ParameterServerStrategy(in_process_cluster())
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
     with strategy.scope():  # variables are created on the parameter server
@@ -64,14 +68,7 @@ def train(steps: int) -> None:
           f"{float(losses[-1].fetch()):.4f}", flush=True)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.ps_demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=40)
-    args = parser.parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    train(args.steps)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40)
+    train(parser.parse_args().steps)

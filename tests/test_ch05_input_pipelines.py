@@ -1,9 +1,11 @@
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import transformations
 
-from helpers import images, pipelines
+from helpers import images
+from helpers.chapters import ch05_input_pipelines as pipelines
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +48,34 @@ def test_file_dataset_options(folder):
     assert pipelines.file_dataset(paths, names).options().threading.private_threadpool_size in (None, 0)
 
 
-def test_paths_are_shuffled_before_decoding_and_cached_images_after_the_cache(folder):
-    paths, _, names = folder
-    assert transformations(pipelines.file_dataset(paths, names)) == ["TensorSlice", "Shuffle", "ParallelMap", "Options"]
-    assert transformations(pipelines.file_dataset(paths, names, cache=True, parallel=False)) == [
-        "TensorSlice", "Map", "Cache", "Shuffle", "Options"]
+def copy_folder(folder, tmp_path):
+    """A private copy of the image folder, so a test may delete its files."""
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(pathlib.Path(folder[0][0]).parents[1], root)
+    return images.list_image_folder(root)
+
+
+def test_cached_pipeline_decodes_once_and_still_reshuffles_every_epoch(folder, tmp_path):
+    paths, labels, names = copy_folder(folder, tmp_path)
+    ds = pipelines.file_dataset(paths, names, cache=True)
+    first = [int(y) for _, y in ds]  # fills the cache
+    for path in paths:
+        pathlib.Path(path).unlink()
+    second = [int(y) for _, y in ds]  # from memory: the files are gone
+    assert sorted(first) == sorted(second) == sorted(labels.tolist())
+    assert first != second  # the shuffle comes after cache(): a new order each epoch
+
+
+def test_uncached_pipeline_reads_the_files_every_epoch(folder, tmp_path):
+    paths, labels, names = copy_folder(folder, tmp_path)
+    ds = pipelines.file_dataset(paths, names)
+    assert len([y for _, y in ds]) == len(paths)
+    pathlib.Path(paths[0]).unlink()
+    with pytest.raises(tf.errors.NotFoundError):
+        for _ in ds:
+            pass
 
 
 def test_pipeline_rates_measures_every_variant(folder, monkeypatch):

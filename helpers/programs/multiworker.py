@@ -1,36 +1,31 @@
-"""One worker of a synchronous multi-worker job (chapter 6): `python -m helpers.multiworker --out DIR`.
+"""One worker of a synchronous multi-worker training job (chapter 6): python multiworker.py --out DIR [--steps 20].
 
-TF_CONFIG (set by the launcher, e.g. helpers.cluster.run_local_workers or Kubernetes) says who the workers
-are and which one this process is. Keras 3's model.fit does not work under MultiWorkerMirroredStrategy
-(keras-team/keras#20585), so this is the custom training loop that does. It prints "step N loss L" per step
-and writes its final weights to DIR/worker-INDEX.npz; only the chief (worker 0) keeps its checkpoint, and a
-restarted job resumes from it.
+Start one copy per worker, each with its own TF_CONFIG (the cluster, and which worker this is). Keras 3's model.fit
+does not work under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this is the custom training loop that
+does. It prints "step N loss L" per step and writes its final weights to DIR/worker-INDEX.npz. Only the chief
+(worker 0) keeps its checkpoint, and a restarted job resumes from it.
 """
-
-from __future__ import annotations
 
 import argparse
 import json
 import os
 import shutil
-import sys
+
+import keras
+import numpy as np
+import tensorflow as tf
 
 PER_REPLICA_BATCH = 16
 
 
-def checkpoint_dir(out: str, task_index: int) -> str:
-    """The chief writes the real checkpoint; the others must write too (saving is a collective operation),
-    but to a temporary place they delete afterwards, so two writers never share one path."""
+def checkpoint_dir(out, task_index):
+    """The chief writes the real checkpoint; the others must write too (saving is a collective operation), but to a
+    temporary place they delete afterwards, so two writers never share one path."""
     return os.path.join(out, "checkpoint" if task_index == 0 else f"tmp-worker-{task_index}")
 
 
-def train(out: str, steps: int, save_every: int = 5) -> None:
-    import tensorflow as tf  # noqa: I001 - the strategy must exist before any other TensorFlow op runs
-
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    import keras
-    import numpy as np
-
+def train(out, steps, save_every=5):
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()  # first: it must exist before any other TensorFlow op
     config = json.loads(os.environ["TF_CONFIG"])
     task, workers = config["task"], len(config["cluster"]["worker"])
     print(f"worker {task['index']} of {workers} connected", flush=True)
@@ -60,8 +55,8 @@ def train(out: str, steps: int, save_every: int = 5) -> None:
 
         return strategy.reduce("SUM", strategy.run(replica_step, args=(features, labels)), axis=None)
 
-    # Resumable: the step counter, the model and the optimizer are checkpointed every `save_every` steps; a
-    # restarted job restores the latest and skips the batches it has already trained on.
+    # Resumable: the step counter, the model and the optimizer are checkpointed every `save_every` steps; a restarted
+    # job restores the latest and skips the batches it has already trained on.
     done = tf.Variable(0, dtype=tf.int64)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, done=done)
     manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir(out, task["index"]), max_to_keep=1)
@@ -82,19 +77,13 @@ def train(out: str, steps: int, save_every: int = 5) -> None:
     print("done", flush=True)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.multiworker", description=__doc__.splitlines()[0])
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="a folder for the weights and the chief's checkpoint")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--save-every", type=int, default=5, help="checkpoint every N steps (default %(default)s)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if "TF_CONFIG" not in os.environ:
-        print("error: TF_CONFIG is not set; start workers with helpers.cluster.run_local_workers()", file=sys.stderr)
-        return 2
+        parser.error("TF_CONFIG is not set: start the workers with helpers.cluster.run_local_workers()")
     os.makedirs(args.out, exist_ok=True)
     train(args.out, args.steps, args.save_every)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Chapter 2's scaling sweep: samples/s at 1, 2, 4 (8) replicas, each point in a fresh process
+(`python -m helpers.bench scaling`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import tensorflow as tf
+
+import helpers
+from helpers.course import CourseError, whole_number
+from helpers.tables import Result
+
+PER_REPLICA_BATCH = 32
+
+
+def replica_throughput(per_replica_batch: int, steps: int, epochs: int = 3) -> dict:
+    """Train the Reuters model under the strategy `choose_strategy()` picks for this process, at a
+    fixed per-replica batch; steady steps/s and samples/s exclude the first (tracing) epoch."""
+    strategy = helpers.devices.choose_strategy(verbose=False)
+    replicas = strategy.num_replicas_in_sync
+    global_batch = per_replica_batch * replicas
+    data = helpers.data.load_reuters()
+    ds = helpers.data.make_dataset(data.x_train, data.y_train, global_batch, repeat=True)
+    with strategy.scope():
+        model = helpers.models.reuters_conv1d()
+        model.compile(optimizer="nadam", loss=helpers.models.matching_loss())
+    timer = helpers.timing.EpochTimer(samples_per_epoch=steps * global_batch)
+    model.fit(ds, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+    return {"replicas": replicas, "global_batch": global_batch, "steps_per_s": steps / timer.steady_seconds,
+            "samples_per_s": timer.samples_per_second, "first_epoch_s": timer.epoch_seconds[0]}
+
+
+def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0, per_replica_batch: int = 32) -> dict | None:
+    """One point of the scaling sweep, measured in a fresh process (logical devices are fixed at
+    start-up). None where this hardware cannot give `replicas` replicas."""
+    env = {**os.environ, "COURSE_DEVICES": str(replicas), "COURSE_FAST": "1" if fast else "0"}
+    if physical_gpus > 1:  # real GPUs are not split: show the process only as many as it needs
+        if replicas > physical_gpus:
+            return None
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(replicas))
+    proc = subprocess.run([sys.executable, "-m", "helpers.bench", "scaling", "--replicas", str(replicas),
+                           "--per-replica-batch", str(per_replica_batch), "--json"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if proc.returncode:
+        raise CourseError(f"scaling run with {replicas} replicas failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)["results"][0]
+
+
+def scaling_sweep(fast: bool, counts=(1, 2, 4, 8), per_replica_batch: int = PER_REPLICA_BATCH) -> list[dict]:
+    """samples/s at 1, 2, 4 (and 8 with 8 real GPUs) replicas, each in its own process."""
+    whole_number("scaling_sweep(per_replica_batch=", per_replica_batch)
+    gpus = len(tf.config.get_visible_devices("GPU"))
+    wanted = [n for n in counts if n <= 4 or gpus >= n]
+    points = (scaling_point(n, fast, gpus, per_replica_batch) for n in wanted)
+    return [p for p in points if p is not None]
+
+
+def scaling(fast: bool) -> Result:
+    """The Reuters model at a fixed per-replica batch on 1, 2, 4 (8) replicas: throughput and speed-up."""
+    points = scaling_sweep(fast)
+    base = points[0]["samples_per_s"]
+    rows = [[p["replicas"], p["global_batch"], round(p["steps_per_s"], 2), round(p["samples_per_s"]),
+             round(p["samples_per_s"] / base, 2)] for p in points]
+    fig = helpers.plots.bars([f"{r[0]} replica(s)" for r in rows], [r[3] for r in rows], ylabel="samples/s (steady)",
+                             title=f"Reuters Conv1D, {PER_REPLICA_BATCH} examples per replica per step")
+    return Result("scaling", ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"], rows, fig)

@@ -1,0 +1,18 @@
+"""Programs that run as their own processes (chapter 6): `python helpers/programs/NAME.py --help`.
+
+Each file is complete and uses only TensorFlow, Keras and NumPy: the chapter 6 notebook writes the same text to a
+file with %%writefile and launches it (`make template` keeps the two identical).
+"""
+
+from pathlib import Path
+
+NAMES = ("multiworker", "parameter_server", "resumable")
+
+
+def program(name: str) -> Path:
+    """The file of program `name`, to start with python (e.g. helpers.processes.python_command(program(...)))."""
+    if name not in NAMES:
+        from helpers.course import CourseError
+
+        raise CourseError(f"program({name!r}): the course's programs are {', '.join(NAMES)}.")
+    return Path(__file__).with_name(f"{name}.py")
