@@ -228,7 +228,7 @@ def output_problems(nb) -> list[str]:
                 found.append(f"{where}: holds an error output")
             if MACHINE_PATH.search(str(out)):
                 found.append(f"{where}: output holds an absolute path of this machine")
-        if VARYING.search(cell.source) and IGNORE not in cell.metadata.get("tags", []):
+        if VARYING.search(cell.source) and cell.outputs and IGNORE not in cell.metadata.get("tags", []):
             found.append(f"{where}: prints timings/varying values but lacks the '{IGNORE}' tag")
     if "widgets" in nb.metadata:
         found.append("notebook metadata holds widget state (run `make outputs`)")
