@@ -100,3 +100,12 @@ def readme_tree() -> set[str]:
 def test_readme_names_every_python_file_of_the_package_and_no_other():
     on_disk = {str(p.relative_to(ROOT)) for p in HELPERS.rglob("*.py") if p.name != "__init__.py"}
     assert readme_tree() == on_disk
+
+
+def test_pip_installs_every_subpackage():
+    # Colab and Kaggle get the helpers with `pip install git+...`: a package missing here is missing there.
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    on_disk = [".".join(p.parent.relative_to(ROOT).parts) for p in HELPERS.rglob("__init__.py")]
+    assert sorted(listed) == sorted(on_disk)

@@ -79,8 +79,8 @@ IO_THREADS = 32  # for blocking reads: many threads wait on storage at once whil
 
 
 def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=30):
-    """Images/s delivered by each way of reading the files, with no model attached (see examples_per_second).
-    The cached variant is timed after one full epoch has filled its cache."""
+    """Images/s delivered by each way of reading the files, with no model attached, as measured by
+    helpers.timing.examples_per_second. The cached variant is timed after one full epoch has filled its cache."""
     def batched(ds):
         return ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE)
 
