@@ -98,8 +98,7 @@ def test_text_output_and_default_png_path(monkeypatch, capsys, tmp_path):
     assert main(["fake"]) == 0
     out = capsys.readouterr().out
     expected_png = "build/bench/fake.png"
-    table = Result("fake", ["fast", "value"], [[False, 1.5]], None).table()
-    assert out == f"{table}\nplot: {expected_png}\n"
+    assert out == f"fake\nfast   value\n-----  -----\nFalse  1.5\nplot: {expected_png}\n"
     assert (tmp_path / expected_png).read_bytes()[:8] == PNG_MAGIC
 
 

@@ -90,8 +90,8 @@ def test_image_folder_falls_back_to_generated_shapes(monkeypatch, tmp_path):
 
 def test_image_folder_uses_the_flowers_when_they_download(monkeypatch, tmp_path):
     monkeypatch.setattr(images, "_download_flowers", lambda: tmp_path)
-    assert images.image_folder(real=True) == (tmp_path, images.image_folder(real=True)[1])
-    assert images.image_folder(real=True)[1].startswith("real: TensorFlow's flower photos")
+    root, source = images.image_folder(real=True)
+    assert root == tmp_path and source.startswith("real: TensorFlow's flower photos")
 
 
 def test_download_flowers_finds_the_class_folders(monkeypatch, tmp_path):

@@ -34,14 +34,14 @@ def test_training_curves_one_panel_per_metric_with_validation():
         "validation loss": ([1, 2, 3], HISTORY["val_loss"]),
     }
     assert set(lines_of(axes[1])) == {"training accuracy", "validation accuracy"}
-    assert fig._suptitle.get_text() == "Reuters"
+    assert fig.get_suptitle() == "Reuters"
 
 
 def test_training_curves_skips_missing_metrics_and_validation():
     fig = training_curves({"loss": [1.0, 0.5]}, metrics=("loss", "accuracy", "auc"))
     [ax] = fig.get_axes()
     assert lines_of(ax) == {"training loss": ([1, 2], [1.0, 0.5])}
-    assert fig._suptitle is None
+    assert fig.get_suptitle() == ""
 
 
 def test_training_curves_integer_epoch_ticks():

@@ -60,8 +60,10 @@ def test_an_exception_in_the_callback_still_kills_the_process():
     def boom(line):
         raise RuntimeError("cell interrupted")
 
-    with pytest.raises(RuntimeError):
-        run_watched([sys.executable, "-c", LOOP], echo=boom)
+    marker = "# callback-raises-marker"
+    with pytest.raises(RuntimeError, match="cell interrupted"):
+        run_watched([sys.executable, "-c", LOOP + marker], echo=boom)
+    assert running(marker) == []
 
 
 def test_python_command_runs_the_file_with_this_interpreter(tmp_path, monkeypatch):

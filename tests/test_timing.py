@@ -93,7 +93,6 @@ def test_measure_calls_warmup_plus_repeats(warmup, repeats):
     result = measure(work, warmup=warmup, repeats=repeats)
     assert work.calls == warmup + repeats
     assert len(result.times) == repeats
-    assert all(t >= 0 for t in result.times)
     assert result.name == "counting_work"
 
 
