@@ -136,3 +136,28 @@ def test_papermill_parameters_override_the_form_defaults(parameters, expected):
     for cell in nb.cells[1:3]:
         exec(cell.source, namespace)
     assert (namespace["FAST"], namespace["DEVICES"]) == expected
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("tf.data was about 3-4x faster here.", "'3-4x'"),
+    ("The first epoch took 34.2 s on this machine.", "'34.2 s'"),
+    ("It reached 1,473 samples/s.", "'1,473 samples/s'"),
+    ("Decoding cost 26% more.", "'26%'"),
+    ("The guide reports about 50% more throughput.", None),  # a published figure with its source
+    ("Goyal et al. saw it break down at 8k.", None),
+    ("Suppose a step spends 0.8 s on input.", None),  # a hypothetical
+    ("A (10000 x 100) matrix, TensorFlow 2.x, and `time.sleep(0.002)` in code.", None),  # no measured unit
+])
+def test_markdown_figure_check(text, flagged):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_markdown_cell(text)])
+    found = template.figure_problems(nb)
+    if flagged is None:
+        assert found == []
+    else:
+        [problem] = found
+        assert problem.startswith(f"cell 1: markdown states {flagged} without a source")
+
+
+def test_the_header_may_state_the_run_time():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n## Time and hardware\n- Fast mode: 65 s.")])
+    assert template.figure_problems(nb) == []

@@ -175,6 +175,31 @@ def copy_problems(nb) -> list[str]:
     return found
 
 
+# A figure with a unit of time, rate or speed-up ("about 3-4x", "took 10 s", "1,200 images/s") in markdown is a
+# measurement typed by hand unless its sentence names a published source; measured figures are printed by the code.
+FIGURE = re.compile(r"(?<![\w.$-])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s*[-\u2013]\s*\d(?:[\d,]*\d)?(?:\.\d+)?)?\s*"
+                    r"(?:x(?![\w\s]*\d)\b|\u00d7(?!\s*\d)|%|ms\b|s\b|seconds?\b|minutes?\b|hours?\b|"
+                    r"(?:images|samples|steps|examples)/s\b|[GT]FLOP/s)", re.IGNORECASE)
+# A sentence that names its source, or states a hypothetical or a rule of thumb, may quote a figure.
+CITATION = re.compile(r"https?://|\bet al\.|\bseed 00\d|\bbook\b|\bguide\b|\bblog\b|\bpaper\b|\bpublished\b|"
+                      r"\bdatasheet\b|\bdocs\b|\bFAQ\b|\bwould\b|\bsuppose\b|\bsay\b|\be\.g\.|\bif\b", re.IGNORECASE)
+
+
+def figure_problems(nb) -> list[str]:
+    """Markdown sentences (outside the header's Time and hardware) that state a figure no code printed."""
+    found = []
+    for i, cell in enumerate(nb.cells[1:], start=1):
+        if cell.cell_type != "markdown":
+            continue
+        text = re.sub(r"```.*?```|`[^`]*`", "", cell.source, flags=re.DOTALL)  # code is not prose
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z*(])|\n\s*\n|\n\s*[-*>] ", text):
+            figure = FIGURE.search(sentence)
+            if figure and not CITATION.search(sentence):
+                found.append(f"cell {i}: markdown states {figure.group(0)!r} without a source; print measured figures "
+                             f"from the code that measured them: {' '.join(sentence.split())[:90]!r}")
+    return found
+
+
 def pinned_revision(nb) -> str | None:
     found = REVISION.search(nb.cells[2].source) if len(nb.cells) > 2 else None
     return found.group(1) if found else None
@@ -212,6 +237,7 @@ def problems(path: Path) -> list[str]:
     if "exercises.check(" not in "\n".join(c.source for c in cells if c.cell_type == "code"):
         found.append("no exercise checked with helpers.exercises.check")
     found += copy_problems(nb)
+    found += figure_problems(nb)
     found += [f"{path.name}: {p}" for p in output_problems(nb)]
     return found
 
