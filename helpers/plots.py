@@ -142,3 +142,16 @@ def spacing(xs, gaps: dict, title: str = "Gap to the next representable number")
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def as_jpeg(fig, dpi: int = 80, quality: int = 85):
+    """Show a figure of photos as a JPEG: noisy pixels compress badly as PNG (a grid of a dozen photo thumbnails
+    takes hundreds of kB in the notebook file). Closes the figure and returns an image the notebook displays."""
+    import io
+
+    from IPython.display import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="jpeg", dpi=dpi, pil_kwargs={"quality": quality})
+    plt.close(fig)
+    return Image(data=buffer.getvalue(), format="jpeg")

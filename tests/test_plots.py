@@ -1,3 +1,4 @@
+import matplotlib.pyplot as plt
 import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
@@ -158,3 +159,16 @@ def test_lines_linear_axis_by_default():
 def test_lines_rejects_bad_series(series, message):
     with pytest.raises(CourseError, match=message):
         lines(series, xlabel="x", ylabel="y")
+
+
+def test_as_jpeg_returns_a_small_jpeg_and_closes_the_figure():
+    import numpy as np
+
+    from helpers.plots import as_jpeg
+
+    fig, ax = plt.subplots(figsize=(4, 2))
+    ax.imshow(np.random.default_rng(0).random((64, 128, 3)))  # noise: the worst case for PNG
+    image = as_jpeg(fig, dpi=50)
+    assert image.data[:3] == b"\xff\xd8\xff"  # JPEG magic
+    assert len(image.data) < 30_000
+    assert not plt.fignum_exists(fig.number)

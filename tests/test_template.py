@@ -159,5 +159,6 @@ def test_markdown_figure_check(text, flagged):
 
 
 def test_the_header_may_state_the_run_time():
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n## Time and hardware\n- Fast mode: 65 s.")])
+    header = nbformat.v4.new_markdown_cell("# T\n## Time and hardware\n- Fast mode: 65 s.")
+    nb = nbformat.v4.new_notebook(cells=[header])
     assert template.figure_problems(nb) == []
