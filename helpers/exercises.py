@@ -135,3 +135,170 @@ def _ch6_global_batch(answer):
     if answer == 2 * 32:
         return "that is one machine's share: all three machines take part in every step."
     return "global batch = examples per replica x replicas (machines x GPUs per machine)."
+
+
+@exercise("ch5.faster_pipeline")
+def _faster_pipeline(answer):
+    # Measured: both pipelines run over a small generated image folder; the edited one must deliver every file once
+    # per epoch and, after its first epoch, at least twice the slow one's images/s.
+    import tempfile
+    from pathlib import Path
+
+    from helpers.images import list_image_folder, make_image_folder
+    from helpers.timing import examples_per_second
+
+    slow, faster = answer
+    with tempfile.TemporaryDirectory() as folder:
+        paths, labels, names = list_image_folder(make_image_folder(Path(folder) / "shapes", per_class=40))
+        one_epoch = sorted(int(label) for _, batch in faster(paths, names) for label in batch)
+        if one_epoch != sorted(labels.tolist()):
+            return ("faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does "
+                    f"({len(one_epoch)} labels came out for {len(paths)} files).")
+        steps = -(-len(paths) // 64)  # batches per epoch; the timing starts after one full epoch
+        rates = [examples_per_second(make(paths, names).repeat(), batches=2 * steps, warmup=steps + 1)
+                 for make in (slow, faster)]
+    ratio = rates[1] / rates[0]
+    if ratio >= 2:
+        return None
+    return (f"faster_pipeline delivered {ratio:.1f}x slow_pipeline's images/s; 2x is the goal. Decode in parallel "
+            "(num_parallel_calls), keep decoded images with cache(), prepare batches ahead with prefetch().")
+
+
+@exercise("ch0.vectorized_dropout")
+def _vectorized_dropout(answer):
+    # Measured: the learner's whole-batch word dropout against the per-token Python loop it replaces.
+    import time
+
+    import numpy as np
+
+    def per_token(batch, rng, rate=0.1):
+        return np.stack([np.array([2 if rng.random() < rate else t for t in row], dtype=np.int32) for row in batch])
+
+    batch = np.random.default_rng(1).integers(3, 30982, size=(32, 300)).astype(np.int32)
+    out = np.asarray(answer(batch, np.random.default_rng(0)))
+    if out.shape != batch.shape:
+        return f"return an array of the batch's shape {batch.shape}, not {out.shape}."
+    dropped = out != batch
+    if not np.all(out[dropped] == 2):
+        return "replace dropped tokens with 2 (the unknown word) and leave the others as they are."
+    if not 0.07 <= dropped.mean() <= 0.13:
+        return f"about 10% of the tokens should become 2; {dropped.mean():.0%} did."
+
+    def seconds(fn):
+        start = time.perf_counter()
+        for _ in range(5):
+            fn(batch, np.random.default_rng(0))
+        return time.perf_counter() - start
+
+    speedup = seconds(per_token) / seconds(answer)
+    if speedup >= 10:
+        return None
+    return (f"it is {speedup:.1f}x as fast as the per-token loop; aim for 10x: draw one random mask for the whole "
+            "batch (rng.random(batch.shape) < rate) and apply it with np.where.")
+
+
+@exercise("ch1.reshuffled_batches")
+def _reshuffled_batches(answer):
+    # Observed: two epochs of the learner's dataset must hold every number once each, in new batches.
+    epochs = [[sorted(int(v) for v in batch) for batch in answer] for _ in range(2)]
+    for epoch in epochs:
+        if sorted(v for batch in epoch for v in batch) != list(range(10)):
+            return "every epoch must hold each of the numbers 0..9 exactly once."
+        if [len(batch) for batch in epoch] != [5, 5]:
+            return "keep batches of 5."
+    if sorted(epochs[0]) == sorted(epochs[1]):
+        return ("epoch 2 has the same batches as epoch 1 (at most in another order): shuffle the examples before "
+                "batching them, after the cache.")
+    return None
+
+
+@exercise("ch2.match_one_replica")
+def _match_one_replica(answer):
+    # Measured: a small regression trained by fit on one device (batch 32, SGD 0.1) and under the learner's strategy
+    # with the learner's per-replica batch and learning rate must end with the same weights.
+    import numpy as np
+    import tensorflow as tf
+
+    strategy, per_replica_batch, learning_rate = answer
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(256, 8)).astype("float32")
+    y = (x @ rng.normal(size=(8, 1))).astype("float32")
+
+    def train(batch, rate, scope):
+        with scope:
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+            model.compile(optimizer=keras.optimizers.SGD(rate), loss="mse")
+        model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(batch), epochs=2, verbose=0)
+        return np.concatenate([w.reshape(-1) for w in model.get_weights()])
+
+    reference = train(32, 0.1, tf.distribute.OneDeviceStrategy("/cpu:0").scope())
+    global_batch = per_replica_batch * strategy.num_replicas_in_sync
+    mine = train(global_batch, learning_rate, strategy.scope())
+    gap = float(np.abs(mine - reference).max())
+    if gap <= 1e-4:
+        return None
+    return (f"the weights differ from the one-device run by up to {gap:.2g}: your global batch is {global_batch} "
+            f"({strategy.num_replicas_in_sync} replica(s) x {per_replica_batch}) at rate {learning_rate:g}; the "
+            "one-device run took 32 examples per step at 0.1. Same global batch, same rate, same steps.")
+
+
+@exercise("ch3.loss_scaling")
+def _loss_scaling(answer):
+    # Measured: one step of the learner's train_step under mixed_float16 on a tiny loss; the float16 layer's weights
+    # must move (its gradients underflow to zero unless the loss is scaled).
+    import numpy as np
+    import tensorflow as tf
+
+    previous = keras.mixed_precision.dtype_policy()
+    keras.mixed_precision.set_dtype_policy("mixed_float16")
+    try:
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(8), keras.layers.Dense(1, dtype="float32")])
+        optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(1.0))
+        kernel = model.layers[0].kernel
+        before = kernel.numpy().copy()
+        answer(model, optimizer, tf.random.stateless_normal((32, 8), seed=(1, 2)), tf.zeros((32, 1)))
+        moved = float(np.abs(kernel.numpy() - before).max())
+    finally:
+        keras.mixed_precision.set_dtype_policy(previous)
+    if not np.isfinite(moved):
+        return "the weights became NaN or inf: scale the loss for the gradient only, and let apply_gradients unscale."
+    if moved > 0:
+        return None
+    return ("the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
+            "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
+
+
+@exercise("ch4.static_batches")
+def _static_batches(answer):
+    # Observed: one epoch of the learner's dataset; a TPU wants every batch the same shape.
+    dataset, global_batch = answer
+    sizes = [int(features.shape[0]) for features, _ in dataset]
+    static = dataset.element_spec[0].shape[0]
+    if static is None or any(size != global_batch for size in sizes):
+        return (f"batch sizes {sorted(set(sizes))} (static size {static}): every batch must hold {global_batch}, "
+                "known before the first step; drop the last, partial batch when batching.")
+    return None
+
+
+@exercise("ch6.each_element_once")
+def _each_element_once(answer):
+    # Measured: a dispatcher and 2 tf.data workers in this process; the learner's distribute(dataset, target) must
+    # make the trainer receive each of 12 elements exactly once.
+    from collections import Counter
+
+    import tensorflow as tf
+
+    service = tf.data.experimental.service
+    dispatcher = service.DispatchServer()
+    address = dispatcher.target.split("://")[1]
+    workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=address)) for _ in range(2)]
+    try:
+        counts = Counter(int(x) for x in answer(tf.data.Dataset.range(12), dispatcher.target))
+    finally:
+        del workers, dispatcher  # a deleted server stops
+    if sorted(counts) == list(range(12)) and set(counts.values()) == {1}:
+        return None
+    return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 tf.data "
+            "workers, which processing mode splits one epoch between them?")

@@ -1,5 +1,8 @@
+import re
+
 import keras
 import pytest
+from conftest import run_python
 
 from helpers import exercises
 from helpers.exercises import check, exercise
@@ -10,6 +13,83 @@ def small_model(output):
     return reuters_conv1d(vocab_size=20, num_classes=3, maxlen=16, output=output)
 
 
+def slow_pipeline(paths, class_names):  # chapter 5's exercise, as the learner gets it
+    import tensorflow as tf
+
+    from helpers.chapters.ch05_input_pipelines import label_from_path, read_image
+
+    return tf.data.Dataset.from_tensor_slices(list(paths)).map(
+        lambda p: (read_image(p), label_from_path(p, class_names))).batch(64)
+
+
+def cached_pipeline(paths, class_names):  # its solution
+    import tensorflow as tf
+
+    from helpers.chapters.ch05_input_pipelines import label_from_path, read_image
+
+    ds = tf.data.Dataset.from_tensor_slices(list(paths)).map(
+        lambda p: (read_image(p), label_from_path(p, class_names)), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.cache().batch(64).prefetch(tf.data.AUTOTUNE)
+
+
+def vectorized_dropout(batch, rng, rate=0.1):
+    import numpy as np
+
+    return np.where(rng.random(batch.shape) < rate, 2, batch).astype(np.int32)
+
+
+def per_token_dropout(batch, rng, rate=0.1):  # chapter 0's exercise, as the learner gets it
+    import numpy as np
+
+    return np.stack([np.array([2 if rng.random() < rate else t for t in row], dtype=np.int32) for row in batch])
+
+
+def numbers_pipeline(reshuffle_examples):
+    import tensorflow as tf
+
+    numbers = tf.data.Dataset.range(10)
+    if reshuffle_examples:
+        return numbers.cache().shuffle(10, seed=1).batch(5)
+    return numbers.batch(5).cache().shuffle(2, seed=1)  # the batches keep their members
+
+
+def scaled_step(model, optimizer, x, y):
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y)) * 1e-7
+        scaled = optimizer.scale_loss(loss)
+    optimizer.apply_gradients(zip(tape.gradient(scaled, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+def unscaled_step(model, optimizer, x, y):  # chapter 3's exercise, as the learner gets it
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y)) * 1e-7
+    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+
+
+def batched(drop_remainder):
+    import tensorflow as tf
+
+    return tf.data.Dataset.range(100).map(lambda i: (i, i)).batch(32, drop_remainder=drop_remainder), 32
+
+
+def service_mode(mode):
+    import tensorflow as tf
+
+    return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
+
+
+def one_device():
+    import tensorflow as tf
+
+    return tf.distribute.MirroredStrategy(["/cpu:0"])
+
+
 RIGHT_ANSWERS = {
     "ch0.input_share": lambda: 0.8,
     "ch1.embedding_params": lambda: 30982 * 7,
@@ -18,6 +98,13 @@ RIGHT_ANSWERS = {
     "ch3.survivors": lambda: ["bfloat16", "float32"],
     "ch4.scaled_lr": lambda: 0.4,
     "ch5.shuffle_buffer_mb": lambda: 1806,
+    "ch5.faster_pipeline": lambda: (slow_pipeline, cached_pipeline),
+    "ch0.vectorized_dropout": lambda: vectorized_dropout,
+    "ch1.reshuffled_batches": lambda: numbers_pipeline(reshuffle_examples=True),
+    "ch2.match_one_replica": lambda: (one_device(), 32, 0.1),
+    "ch3.loss_scaling": lambda: scaled_step,
+    "ch4.static_batches": lambda: batched(drop_remainder=True),
+    "ch6.each_element_once": lambda: service_mode("distributed_epoch"),
     "ch6.global_batch": lambda: 192,
 }
 
@@ -126,3 +213,53 @@ def test_exercise_registers_and_returns_the_checker(monkeypatch, capsys):
 
 def test_check_never_raises_on_an_unhashable_name(capsys):
     assert verdict(capsys, ["ch0.input_share"], 0.8).startswith("No exercise called")
+
+
+def test_an_unchanged_pipeline_gets_the_measured_ratio_and_what_to_try(capsys):
+    out = verdict(capsys, "ch5.faster_pipeline", (slow_pipeline, slow_pipeline))
+    assert re.fullmatch(r"\[ch5.faster_pipeline\] Not yet: faster_pipeline delivered [01]\.\dx slow_pipeline's "
+                        r"images/s; 2x is the goal\. Decode in parallel .*prefetch\(\)\.", out), out
+
+
+def test_a_fast_pipeline_that_loses_files_is_refused(capsys):
+    def drops_files(paths, class_names):
+        return cached_pipeline(paths, class_names).take(1)
+
+    out = verdict(capsys, "ch5.faster_pipeline", (slow_pipeline, drops_files))
+    assert out == ("[ch5.faster_pipeline] Not yet: faster_pipeline must deliver every file exactly once per epoch, as "
+                   "slow_pipeline does (64 labels came out for 240 files).")
+
+
+@pytest.mark.parametrize("name, answer, hint", [
+    ("ch0.vectorized_dropout", lambda: per_token_dropout, r"it is \d+\.\dx as fast as the per-token loop; aim for 10x"),
+    ("ch0.vectorized_dropout", lambda: lambda batch, rng: batch, r"about 10% of the tokens should become 2; 0% did\."),
+    ("ch0.vectorized_dropout", lambda: lambda batch, rng: batch[:, :10], r"return an array of the batch's shape"),
+    ("ch1.reshuffled_batches", lambda: numbers_pipeline(reshuffle_examples=False), r"epoch 2 has the same batches"),
+    ("ch2.match_one_replica", lambda: (one_device(), 64, 0.1),
+     r"the weights differ from the one-device run by up to .*: your global batch is 64 \(1 replica\(s\) x 64\)"),
+    ("ch2.match_one_replica", lambda: (one_device(), 32, 0.2), r"the weights differ .* at rate 0\.2;"),
+    ("ch3.loss_scaling", lambda: unscaled_step, r"the first layer's weights did not move"),
+    ("ch4.static_batches", lambda: batched(drop_remainder=False), r"batch sizes \[4, 32\] \(static size None\)"),
+    ("ch6.each_element_once", lambda: service_mode("parallel_epochs"), r"the trainer received 24 elements for 12"),
+])
+def test_measured_exercises_refuse_wrong_code_with_what_they_measured(capsys, name, answer, hint):
+    out = verdict(capsys, name, answer())
+    assert re.match(rf"\[{re.escape(name)}\] Not yet: {hint}", out), out
+
+
+def test_loss_scaling_check_restores_the_dtype_policy(capsys):
+    verdict(capsys, "ch3.loss_scaling", unscaled_step)
+    assert keras.mixed_precision.dtype_policy().name == "float32"
+
+
+def test_matching_one_replica_on_two_replicas_needs_half_the_batch():
+    out = run_python(
+        "import json, helpers, tensorflow as tf\n"
+        "helpers.setup(devices=2, verbose=False)\n"
+        "strategy = tf.distribute.MirroredStrategy([d.name for d in tf.config.list_logical_devices('CPU')],"
+        " cross_device_ops=tf.distribute.ReductionToOneDevice())\n"
+        "from helpers.exercises import _CHECKS\n"
+        "check = _CHECKS['ch2.match_one_replica']\n"
+        "print(json.dumps([check((strategy, 16, 0.1)), check((strategy, 32, 0.1))]))")
+    assert out[0] is None
+    assert out[1].startswith("the weights differ from the one-device run") and "64 (2 replica(s) x 32)" in out[1]

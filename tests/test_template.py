@@ -146,6 +146,7 @@ def test_papermill_parameters_override_the_form_defaults(parameters, expected):
     ("The guide reports about 50% more throughput.", None),  # a published figure with its source
     ("Goyal et al. saw it break down at 8k.", None),
     ("Suppose a step spends 0.8 s on input.", None),  # a hypothetical
+    ("Make it at least 2x as fast.", None),  # a goal
     ("A (10000 x 100) matrix, TensorFlow 2.x, and `time.sleep(0.002)` in code.", None),  # no measured unit
 ])
 def test_markdown_figure_check(text, flagged):

@@ -180,9 +180,10 @@ def copy_problems(nb) -> list[str]:
 FIGURE = re.compile(r"(?<![\w.$-])\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s*[-\u2013]\s*\d(?:[\d,]*\d)?(?:\.\d+)?)?\s*"
                     r"(?:x(?![\w\s]*\d)\b|\u00d7(?!\s*\d)|%|ms\b|s\b|seconds?\b|minutes?\b|hours?\b|"
                     r"(?:images|samples|steps|examples)/s\b|[GT]FLOP/s)", re.IGNORECASE)
-# A sentence that names its source, or states a hypothetical or a rule of thumb, may quote a figure.
+# A sentence that names its source, or states a hypothetical, a rule of thumb or a goal, may quote a figure.
 CITATION = re.compile(r"https?://|\bet al\.|\bseed 00\d|\bbook\b|\bguide\b|\bblog\b|\bpaper\b|\bpublished\b|"
-                      r"\bdatasheet\b|\bdocs\b|\bFAQ\b|\bwould\b|\bsuppose\b|\bsay\b|\be\.g\.|\bif\b", re.IGNORECASE)
+                      r"\bdatasheet\b|\bdocs\b|\bFAQ\b|\bwould\b|\bsuppose\b|\bsay\b|\be\.g\.|\bif\b|"
+                      r"\bat least\b|\bgoal\b", re.IGNORECASE)
 
 
 def figure_problems(nb) -> list[str]:
