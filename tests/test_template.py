@@ -163,3 +163,13 @@ def test_the_header_may_state_the_run_time():
     header = nbformat.v4.new_markdown_cell("# T\n## Time and hardware\n- Fast mode: 65 s.")
     nb = nbformat.v4.new_notebook(cells=[header])
     assert template.figure_problems(nb) == []
+
+
+def test_a_figure_needs_a_caption_right_after_it():
+    plot = nbformat.v4.new_code_cell("fig = bars(...)", execution_count=1)
+    plot.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<Figure>"})]
+    nb = nbformat.v4.new_notebook(cells=[plot, nbformat.v4.new_markdown_cell("More text.")])
+    assert template.output_problems(nb) == [
+        "cell 0 draws a figure without a caption (a markdown cell '*Figure: ... Look at ...*' right after it)"]
+    nb.cells[1].source = "*Figure: the bars. Look at the first one.*"
+    assert template.output_problems(nb) == []

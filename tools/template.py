@@ -259,6 +259,13 @@ def output_problems(nb) -> list[str]:
             found.append(f"{where}: prints timings/varying values but lacks the '{IGNORE}' tag")
     if "widgets" in nb.metadata:
         found.append("notebook metadata holds widget state (run `make outputs`)")
+    for i, cell in enumerate(nb.cells):
+        shows_figure = cell.cell_type == "code" and any(key.startswith("image/") for out in cell.outputs
+                                                        for key in out.get("data", {}))
+        following = nb.cells[i + 1].source if i + 1 < len(nb.cells) else ""
+        if shows_figure and not following.startswith("*Figure:"):
+            found.append(f"cell {i} draws a figure without a caption (a markdown cell '*Figure: ... Look at ...*' "
+                         "right after it)")
     return found
 
 
