@@ -16,7 +16,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v <= (3, 13) else "Python 3.11-3.13 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/python -c "import helpers, tensorflow, nbval"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)

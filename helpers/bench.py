@@ -24,6 +24,7 @@ BENCHMARKS = {
     "step-fusing": ("ch04_tpu", "step_fusing"),
     "pipeline": ("ch05_input_pipelines", "pipeline"),
     "multiworker": ("ch06_beyond_one_machine", "multiworker"),
+    "profile": ("ch07_profiling", "profile"),
 }
 PER_REPLICA_BATCH = 32
 

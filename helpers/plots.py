@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
@@ -142,6 +144,41 @@ def spacing(xs, gaps: dict, title: str = "Gap to the next representable number")
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def stacked_bars(parts: dict, *, xlabel: str, title: str = "", minimum_share: float = 0.01):
+    """Horizontal bars, one per key of `parts` ({bar: {part: value}}, the same parts in each), split into their
+    parts; a part smaller than `minimum_share` of the longest bar in every bar is left out of the plot."""
+    if not parts or len({tuple(p) for p in parts.values()}) != 1:
+        raise CourseError("stacked_bars(): give {bar: {part: value}} with the same parts for every bar.")
+    longest = max(sum(p.values()) for p in parts.values()) or 1.0
+    fig, ax = plt.subplots(figsize=(7, 0.8 * len(parts) + 1.6))
+    left = [0.0] * len(parts)
+    for part in next(iter(parts.values())):
+        widths = [p[part] for p in parts.values()]
+        if max(widths) >= minimum_share * longest:
+            ax.barh(list(parts), widths, left=left, label=part)
+            left = [x + w for x, w in zip(left, widths)]
+    ax.invert_yaxis()  # the first bar on top
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+
+
+def screenshot(name: str):
+    """A stored screenshot (helpers/screenshots/NAME.png, installed with the course) for the notebook to show."""
+    from IPython.display import Image
+
+    path = SCREENSHOTS / f"{name}.png"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SCREENSHOTS.glob("*.png"))) or "none"
+        raise CourseError(f"screenshot({name!r}): no such screenshot; stored: {known}.")
+    return Image(filename=str(path))
 
 
 def as_jpeg(fig, dpi: int = 80, quality: int = 85):

@@ -1,9 +1,11 @@
 """`make colab`: the course on a replica of Colab's runtime, installed the way a learner's setup cell installs it.
 
-1. A venv (.venv-colab) on Python 3.13 with exactly the versions in tools/platforms/colab.txt.
-2. `pip freeze`, then a plain `pip install` of this repository (no extras: the setup cell's install), then
-   `pip freeze` again: any preinstalled package that changed is a failure (learners must not get a
-   different TensorFlow, widgets or NumPy than their platform gave them).
+1. A venv (.venv-colab) on Python 3.13 with exactly the versions in tools/platforms/colab.txt (a subset of
+   Colab's published list, tools/platforms/colab-pip-freeze.txt; anything else pip pulled in is a failure).
+2. `pip freeze`, then the installs the notebooks make: this repository without extras (every setup cell), then
+   its `profile` extra (chapter 7 installs XProf), then `pip freeze` again. A preinstalled package that changed
+   or went is a failure (learners must not get a different TensorFlow, widgets or NumPy than their platform
+   gave them), and so is an added package that Colab ships (the replica would be missing it).
 3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own
    nbclient; results in build/colab/report.md.
 
@@ -14,13 +16,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "tools" / "platforms" / "colab.txt"
+PUBLISHED = ROOT / "tools" / "platforms" / "colab-pip-freeze.txt"
 VENV = ROOT / ".venv-colab"
 BUILD = ROOT / "build" / "colab"
 COURSE_PACKAGE = "tf-fast-course"
@@ -47,16 +52,36 @@ def run(*args, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in args], check=True, **kwargs)
 
 
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def versions(lines) -> dict[str, str]:
+    """{normalized name: version} of `name==version` lines (comments and other lines skipped)."""
+    pairs = (line.strip().split("==", 1) for line in lines if "==" in line and not line.startswith("#"))
+    return {normalized(name): version for name, version in pairs}
+
+
 def freeze(python: Path) -> dict[str, str]:
     out = subprocess.run([python, *PIP, "freeze", "--all"], capture_output=True, text=True, check=True).stdout
-    return dict(line.split("==", 1) if "==" in line else (line.split(" @ ")[0], line) for line in out.splitlines())
+    return {**versions(out.splitlines()),
+            **{normalized(line.split(" @ ")[0]): line for line in out.splitlines() if " @ " in line}}
 
 
-def changed_packages(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """Lines naming every preinstalled package the course install added, removed or changed (not the course)."""
-    names = (set(before) | set(after)) - {COURSE_PACKAGE, COURSE_PACKAGE.replace("-", "_")}
+def changed_packages(before: dict[str, str], after: dict[str, str], published: dict[str, str]) -> list[str]:
+    """Lines naming every preinstalled package the course install changed or removed, and every package it added
+    that Colab's published list has (so the replica lacks it). New packages Colab does not ship are fine."""
+    names = (set(before) | set(after)) - {normalized(COURSE_PACKAGE)}
     return [f"{name}: {before.get(name, 'absent')} -> {after.get(name, 'absent')}"
-            for name in sorted(names) if before.get(name) != after.get(name)]
+            + (f" (Colab ships {published[name]}: pin it in {PINS.name})" if name not in before else "")
+            for name in sorted(names)
+            if before.get(name) != after.get(name) and (name in before or name in published)]
+
+
+def unpinned_packages(installed: dict[str, str]) -> list[str]:
+    """Packages in the replica that colab.txt does not pin (pip pulled them in at versions Colab may not have)."""
+    pinned_names = set(versions(PINS.read_text().splitlines())) | {"pip"}
+    return sorted(f"{name}=={version}" for name, version in installed.items() if name not in pinned_names)
 
 
 def build_environment(python: str) -> Path:
@@ -67,16 +92,30 @@ def build_environment(python: str) -> Path:
         run(python, "-m", "venv", VENV)
         run(venv_python, *PIP, "install", f"pip=={pinned('pip')}")
         run(venv_python, *PIP, "install", "-r", PINS)
+        extra = unpinned_packages(freeze(venv_python))
+        if extra:
+            raise SystemExit(f"make colab: {PINS} misses what these packages' dependencies pulled in: "
+                             f"{', '.join(extra)}; pin each at the version in {PUBLISHED.name}.")
         stamp.write_text(PINS.read_text())
     return venv_python
 
 
 def install_course(venv_python: Path) -> list[str]:
-    """Uninstall any earlier course install, then install it as the setup cell does; return what changed."""
-    subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE], capture_output=True)
+    """Uninstall earlier installs, then install the course as the setup cell does and its `profile` extra as
+    chapter 7 does; return what changed."""
+    subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages()], capture_output=True)
     before = freeze(venv_python)
     run(venv_python, *PIP, "install", ROOT)
-    return changed_packages(before, freeze(venv_python))
+    run(venv_python, *PIP, "install", f"{ROOT}[profile]")
+    return changed_packages(before, freeze(venv_python), versions(PUBLISHED.read_text().splitlines()))
+
+
+def profile_packages() -> list[str]:
+    """The packages pyproject's `profile` extra names that Colab does not ship (so the replica lacks them too)."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        requirements = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
+    names = [normalized(re.split(r"[<>=!~ ;\[]", requirement)[0]) for requirement in requirements]
+    return [name for name in names if name not in versions(PUBLISHED.read_text().splitlines())]
 
 
 def main(argv=None) -> int:
