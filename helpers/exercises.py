@@ -164,6 +164,21 @@ def _faster_pipeline(answer):
             "(num_parallel_calls), keep decoded images with cache(), prepare batches ahead with prefetch().")
 
 
+@exercise("ch7.not_input_bound")
+def _not_input_bound(answer):
+    # Measured: the answer is the step breakdown read from the learner's own profile (chapter 7's step_breakdown).
+    if not isinstance(answer, dict) or not {"steps", "step ms", "input"} <= set(answer):
+        return "pass the dict that step_breakdown(...) returns for your profile."
+    if not answer["steps"]:
+        return ("the profile has no marked steps, so it cannot say what the step waits for: keep StepMarkers() in "
+                "profile_fit (markers=True).")
+    waiting = 100 * answer["input"] / answer["step ms"]
+    if waiting <= 20:
+        return None
+    return (f"{waiting:.0f}% of the step still waits for data; the goal is 20% or less. Read several files at once "
+            "(file_dataset's parallel and io_threads), let them arrive in any order, and prefetch.")
+
+
 @exercise("ch0.vectorized_dropout")
 def _vectorized_dropout(answer):
     # Measured: the learner's whole-batch word dropout against the per-token Python loop it replaces.
