@@ -170,8 +170,8 @@ def _not_input_bound(answer):
     if not isinstance(answer, dict) or not {"steps", "step ms", "input"} <= set(answer):
         return "pass the dict that step_breakdown(...) returns for your profile."
     if not answer["steps"]:
-        return ("the profile has no marked steps, so it cannot say what the step waits for: keep StepMarkers() in "
-                "profile_fit (markers=True).")
+        return ("the profile has no marked steps, so it cannot say what the step waits for: profile with "
+                "profile_fit (its ProfileSteps callback marks them).")
     waiting = 100 * answer["input"] / answer["step ms"]
     if waiting <= 20:
         return None

@@ -21,27 +21,47 @@ PROFILE_REQUIREMENTS = ("xprof==2.22.3", "tensorboard>=2.20")
 
 
 # notebook cell: step_markers
-class StepMarkers(keras.callbacks.Callback):
-    """Marks each training batch as one step for the profiler, the way the TensorFlow docs mark a custom loop's
-    steps: `tf.profiler.experimental.Trace("train", step_num=step, _r=1)`. Keras's TensorBoard callback marks its
-    profiled batches without `_r=1`, and XProf's step-time analysis then finds no steps. Put this callback after
-    the TensorBoard callback, so that the profiler is already running when a batch begins."""
+class ProfileSteps(keras.callbacks.Callback):
+    """Profiles training batches `first`..`last` (counted from 1 over the whole fit) into `logdir`, each marked as
+    one step the way the TensorFlow docs mark a custom loop's steps: `Trace("train", step_num=..., _r=1)`.
+    Keras's TensorBoard(profile_batch=...) marks its profiled batches without `_r=1`, and XProf's step-time
+    analysis then finds no steps."""
+
+    def __init__(self, logdir, first=3, last=8):
+        super().__init__()
+        self.logdir, self.first, self.last = str(logdir), first, last
+        self.batches, self.running, self.step = 0, False, None
 
     def on_train_batch_begin(self, batch, logs=None):
-        self._step = tf.profiler.experimental.Trace("train", step_num=batch, _r=1)
-        self._step.__enter__()
+        self.batches += 1
+        if self.batches == self.first:
+            try:
+                tf.profiler.experimental.start(self.logdir)
+            except tf.errors.AlreadyExistsError:  # left running by an interrupted cell: drop it, start afresh
+                tf.profiler.experimental.stop(save=False)
+                tf.profiler.experimental.start(self.logdir)
+            self.running = True
+        if self.running:
+            self.step = tf.profiler.experimental.Trace("train", step_num=self.batches, _r=1)
+            self.step.__enter__()
 
     def on_train_batch_end(self, batch, logs=None):
-        self._step.__exit__(None, None, None)
+        if self.step is not None:
+            self.step.__exit__(None, None, None)
+            self.step = None
+        if self.running and self.batches == self.last:
+            self.on_train_end()
+
+    def on_train_end(self, logs=None):  # also when fit ends before `last`: keep what was captured
+        if self.running:
+            tf.profiler.experimental.stop()
+            self.running = False
 
 
-def profile_fit(model, dataset, logdir, *, first=3, last=8, markers=True):
-    """Train for `last` batches and profile batches first..last (1-based, as the TensorBoard callback counts).
-    The first batches are left out: they trace and compile the step function, which is not the steady state."""
-    callbacks = [keras.callbacks.TensorBoard(str(logdir), profile_batch=(first, last))]
-    if markers:
-        callbacks.append(StepMarkers())
-    model.fit(dataset, steps_per_epoch=last, epochs=1, verbose=0, callbacks=callbacks)
+def profile_fit(model, dataset, logdir, *, first=3, last=8):
+    """Train for `last` batches and profile batches first..last. The first batches are left out: they trace and
+    compile the step function, which is not the steady state you want to optimise."""
+    model.fit(dataset, steps_per_epoch=last, epochs=1, verbose=0, callbacks=[ProfileSteps(logdir, first, last)])
 # end of notebook cell
 
 
