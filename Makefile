@@ -9,7 +9,7 @@ TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 FAST ?= 1
 DEVICES ?= 2
 
-.PHONY: setup test unit notebook lint run lab template outputs data clean colab
+.PHONY: setup test unit notebook lint run lab template outputs data clean colab tensorboard screenshots
 
 setup: $(STAMP)
 
@@ -49,6 +49,17 @@ colab:
 lab: setup
 	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/jupyter lab notebooks
+
+# Chapter 7's profiles in TensorBoard (its Profile tab is XProf, from the `profile` extra).
+tensorboard: setup
+	$(BIN)/tensorboard --logdir notebooks/ch7_logs --host 127.0.0.1 --port 6006
+
+# The stored screenshots of TensorBoard's Profile tab: run chapter 7 (its trace lands in notebooks/ch7_logs), then
+# photograph the page in headless Chromium (Debian's chromium; Playwright from the `browser` extra drives it).
+screenshots: setup
+	$(BIN)/python -m pip install -q -e ".[browser]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(TEST_ENV) $(BIN)/python tools/run_notebooks.py notebooks/07_profiling.ipynb
+	$(BIN)/python tools/browser.py profile-screenshots
 
 # Rewrite the badges and the setup cell of every notebook from pyproject.toml's Repository URL.
 template: setup

@@ -11,7 +11,7 @@ import keras
 import tensorflow as tf
 
 import helpers
-from helpers.chapters.ch05_input_pipelines import LATENCY_S, IO_THREADS, file_dataset, generator_dataset
+from helpers.chapters.ch05_input_pipelines import IO_THREADS, LATENCY_S, file_dataset, generator_dataset
 from helpers.tables import Result
 
 # XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.3 is the newest release that installs on
@@ -121,14 +121,15 @@ def verdict(breakdown: dict) -> str:
 
 
 def top_ops(logdir, count: int = 5) -> list[tuple]:
-    """The TensorFlow ops with the most self time (their own time, without the ops they call), from XProf's
-    framework-op statistics: (where, op type, op name, self ms, % of the time on that host or device)."""
+    """The TensorFlow ops with the most self time (their own time, without the ops they call), summed over every
+    thread and every profiled step, from XProf's framework-op statistics: (where, op type, op name (its last three
+    parts), self ms, % of all self time on that host or device)."""
     table = xprof_view(logdir, "framework_op_stats")[0]
     column = {col["id"]: i for i, col in enumerate(table["cols"])}
     rows = [[cell["v"] for cell in row["c"]] for row in table["rows"]]
     rows = [r for r in rows if r[column["type"]] != "IDLE"]
     rows.sort(key=lambda r: -r[column["total_self_time"]])
-    return [(r[column["host_or_device"]], r[column["type"]], r[column["operation"]],
+    return [(r[column["host_or_device"]], r[column["type"]], "/".join(r[column["operation"]].split("/")[-3:]),
              round(r[column["total_self_time"]] / 1000, 2),
              round(100 * max(r[column["host_total_self_time_percent"]], r[column["device_total_self_time_percent"]]),
                    1))
