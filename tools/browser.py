@@ -32,6 +32,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CHARTS_STUB = ROOT / "tools" / "google_charts_stub.js"
 VIEWPORT = {"width": 1440, "height": 860}
+TRACE_VIEWPORT = {"width": 1440, "height": 1240}
 
 
 def free_port() -> int:
@@ -99,6 +100,7 @@ def profile_screenshots(logdir: Path, out: Path) -> list[Path]:
         xprof.get_by_text("Performance Summary").first.wait_for(timeout=30_000)
         page.wait_for_timeout(1500)  # let the summary's panels settle
         page.screenshot(path=str(overview))
+        page.set_viewport_size(TRACE_VIEWPORT)  # room for every thread's row of the timeline
         xprof.locator("mat-select").nth(1).click()  # Tools
         xprof.locator("mat-option", has_text="Trace Viewer").first.click()
         # The timeline is drawn on a canvas: wait for the viewer's own panel, then for the drawing.
