@@ -6,13 +6,38 @@ from tools import colab_replica
 def test_changed_packages_names_every_change_but_the_course_itself():
     before = {"ipywidgets": "7.7.1", "numpy": "2.1.3", "keras": "3.13.2"}
     after = {"ipywidgets": "8.1.9", "numpy": "2.1.3", "comm": "0.2.3", "tf-fast-course": "0.1.0"}
-    assert colab_replica.changed_packages(before, after) == [
-        "comm: absent -> 0.2.3", "ipywidgets: 7.7.1 -> 8.1.9", "keras: 3.13.2 -> absent"]
+    published = {"ipywidgets": "7.7.1", "numpy": "2.1.3", "keras": "3.13.2", "comm": "0.2.2"}
+    assert colab_replica.changed_packages(before, after, published) == [
+        "comm: absent -> 0.2.3 (Colab ships 0.2.2: pin it in colab.txt)", "ipywidgets: 7.7.1 -> 8.1.9",
+        "keras: 3.13.2 -> absent"]
 
 
-def test_changed_packages_is_empty_when_only_the_course_was_added():
+def test_new_packages_colab_does_not_ship_are_no_change():
     before = {"numpy": "2.1.3"}
-    assert colab_replica.changed_packages(before, {**before, "tf_fast_course": "0.1.0"}) == []
+    after = {**before, "tf-fast-course": "0.1.0", "xprof": "2.22.3", "gviz-api": "1.10.0"}
+    assert colab_replica.changed_packages(before, after, {"numpy": "2.1.3"}) == []
+
+
+def test_freeze_lines_are_compared_by_normalized_name():
+    assert colab_replica.versions(["# a comment", "jaraco.functools==4.6.0", "pyasn1_modules==0.4.2", "x @ file:///y"]) \
+        == {"jaraco-functools": "4.6.0", "pyasn1-modules": "0.4.2"}
+
+
+def test_packages_the_replica_does_not_pin_are_named():
+    assert colab_replica.unpinned_packages({"numpy": "2.1.3", "pip": "24.1.2", "left-pad": "1.0"}) == ["left-pad==1.0"]
+
+
+def test_the_replica_pins_only_colab_s_published_versions():
+    """colab.txt is a subset of Colab's published list at the same versions, but for its two stand-ins."""
+    published = colab_replica.versions(colab_replica.PUBLISHED.read_text().splitlines())
+    pins = colab_replica.versions(colab_replica.PINS.read_text().splitlines())
+    differ = {name: (version, published.get(name)) for name, version in pins.items() if published.get(name) != version}
+    assert differ == {"tensorflow-cpu": ("2.20.0", None), "jedi": (pins["jedi"], None)}
+    assert published["tensorflow"] == "2.20.0"
+
+
+def test_the_profile_extra_s_new_packages_are_uninstalled_before_each_replica_run():
+    assert colab_replica.profile_packages() == ["xprof"]  # TensorBoard is on Colab: never uninstalled
 
 
 def test_a_notebook_run_by_another_tensorflow_is_named(tmp_path):

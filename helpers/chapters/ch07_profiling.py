@@ -164,9 +164,9 @@ def fixed_pipeline(paths, labels, class_names, batch=32):
 # end of notebook cell
 
 
-def profile_both(logdir, fast: bool) -> dict:
+def profile_both(logdir, fast: bool, root=None) -> dict:
     """{"naive": breakdown, "fixed": breakdown} of the same model trained on each pipeline."""
-    root = helpers.images.default_root()
+    root = root or helpers.images.default_root()
     if not root.is_dir():
         helpers.images.make_image_folder(root)
     paths, labels, class_names = helpers.images.list_image_folder(root)

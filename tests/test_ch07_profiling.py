@@ -1,0 +1,166 @@
+"""Chapter 7's profile reading, on real traces captured here (XProf's JSON is internal: these tests pin the fields
+the chapter reads), and the profile benchmark."""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from helpers import CourseError, exercises
+from helpers.bench import main
+from helpers.chapters import ch07_profiling as ch7
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_model():
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(32, activation="relu"), keras.layers.Dense(4)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+def batches(slow_s: float = 0.0):
+    """Random batches of 16 features; with slow_s, each batch waits that long in a Python function first."""
+    ds = tf.data.Dataset.from_tensor_slices((np.random.rand(64, 16).astype("float32"), np.arange(64) % 4))
+    if slow_s:
+        def wait(x, y):
+            time.sleep(slow_s)
+            return x, y
+        ds = ds.map(lambda x, y: tf.numpy_function(wait, [x, y], [tf.float32, tf.int64]))
+        ds = ds.map(lambda x, y: (tf.ensure_shape(x, [16]), tf.ensure_shape(y, [])))
+    return ds.batch(8).repeat()
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    """Real profiles of a few fit steps: input-bound, not input-bound, and the TensorBoard callback alone."""
+    root = tmp_path_factory.mktemp("profiles")
+    keras.utils.set_random_seed(0)
+    ch7.profile_fit(tiny_model(), batches(slow_s=0.03), root / "slow", first=2, last=5)
+    ch7.profile_fit(tiny_model(), batches(), root / "quick", first=2, last=5)
+    tiny_model().fit(batches(), steps_per_epoch=5, epochs=1, verbose=0,
+                     callbacks=[keras.callbacks.TensorBoard(str(root / "callback"), profile_batch=(2, 5))])
+    return root
+
+
+def test_the_input_pipeline_view_has_the_fields_the_chapter_reads(traces):
+    step_table = ch7.xprof_view(traces / "slow", "input_pipeline_analyzer")[1]
+    for key in ch7.STEP_PARTS.values():
+        assert f"{key}_time_ms_avg" in step_table["p"]
+    assert {"steptime_ms_average", "input_conclusion"} <= set(step_table["p"])
+    assert step_table["cols"][0]["id"] == "stepnum" and step_table["rows"]
+
+
+def test_a_step_that_waits_for_data_is_input_bound(traces):
+    slow = ch7.step_breakdown(traces / "slow")
+    assert slow["steps"] >= 3
+    parts = sum(slow[p] for p in ch7.STEP_PARTS)
+    assert parts == pytest.approx(slow["step ms"], rel=0.05)  # the parts add up to the step
+    assert slow["input"] >= 0.5 * slow["step ms"]  # 30 ms of sleep per batch against a tiny model
+    assert ch7.verdict(slow).startswith("input-bound: ") and "of the step waits for data" in ch7.verdict(slow)
+    assert "input-bound" in slow["xprof says"]
+
+
+def test_a_step_fed_from_memory_is_not_input_bound(traces):
+    quick, slow = ch7.step_breakdown(traces / "quick"), ch7.step_breakdown(traces / "slow")
+    assert quick["steps"] >= 3 and quick["step ms"] < slow["step ms"]
+    assert not ch7.verdict(quick).startswith("input-bound")
+    assert quick["input"] < slow["input"]
+
+
+def test_the_tensorboard_callback_alone_marks_no_steps(traces):
+    breakdown = ch7.step_breakdown(traces / "callback")
+    assert breakdown["steps"] == 0 and breakdown["step ms"] == 0
+    assert ch7.verdict(breakdown).startswith("unknown: the trace has no marked steps")
+
+
+def test_top_ops_are_sorted_by_self_time_and_leave_out_idle(traces):
+    ops = ch7.top_ops(traces / "slow", 4)
+    assert len(ops) == 4
+    assert all(len(op) == 5 and op[1] != "IDLE" for op in ops)
+    assert [op[3] for op in ops] == sorted((op[3] for op in ops), reverse=True) and ops[0][3] > 0
+    assert any(op[1] == "PyFunc" for op in ops)  # the sleeping Python function is among the most expensive
+
+
+def test_missing_and_empty_folders_are_clear_errors(tmp_path):
+    with pytest.raises(CourseError, match="there is no such folder"):
+        ch7.step_breakdown(tmp_path / "nowhere")
+    (tmp_path / "empty" / "plugins" / "profile").mkdir(parents=True)
+    with pytest.raises(CourseError, match=r"holds no trace \(\*\.xplane\.pb\)\. Capture one first"):
+        ch7.step_breakdown(tmp_path / "empty")
+
+
+def test_the_newest_capture_is_read(tmp_path):
+    for capture in ("2026_01_01_00_00_00", "2026_01_02_00_00_00"):
+        folder = tmp_path / "run" / "plugins" / "profile" / capture
+        folder.mkdir(parents=True)
+        (folder / "host.xplane.pb").write_bytes(b"")
+    assert ch7.xplane_files(tmp_path) == [str(folder / "host.xplane.pb")]
+
+
+def test_profile_steps_stops_when_fit_ends_early_and_recovers_a_profiler_left_running(tmp_path):
+    tf.profiler.experimental.start(str(tmp_path / "left_running"))  # as an interrupted cell would leave it
+    ch7.profile_fit(tiny_model(), batches().take(4), tmp_path / "short", first=2, last=50)  # the data ends at 4
+    assert ch7.step_breakdown(tmp_path / "short")["steps"] >= 1
+    tf.profiler.experimental.start(str(tmp_path / "again"))  # no profiler is left running
+    tf.profiler.experimental.stop(save=False)
+
+
+def test_the_pins_are_pyproject_s_profile_extra():
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        extra = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
+    assert tuple(extra) == ch7.PROFILE_REQUIREMENTS
+
+
+def test_the_exercise_accepts_a_fixed_pipeline_and_refuses_the_starting_one(tmp_path, capsys):
+    def starting(paths, labels, class_names, batch=8):  # the notebook's starting code, on the course's reader
+        return ch7.file_dataset(paths, class_names, latency_s=0.01, parallel=False).batch(batch).repeat()
+
+    def solution(paths, labels, class_names, batch=8):
+        ds = ch7.file_dataset(paths, class_names, latency_s=0.01, io_threads=ch7.IO_THREADS, deterministic=False)
+        return ds.batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
+
+    import helpers.images as images
+
+    paths, labels, names = images.list_image_folder(images.make_image_folder(tmp_path / "shapes", per_class=20))
+    verdicts = {}
+    for name, pipeline in (("starting", starting), ("solution", solution)):
+        ch7.profile_fit(ch7.small_convnet(len(names)), pipeline(paths, labels, names), tmp_path / name)
+        exercises.check("ch7.not_input_bound", ch7.step_breakdown(tmp_path / name))
+        verdicts[name] = capsys.readouterr().out
+    assert "Not yet: " in verdicts["starting"] and "% of the step still waits for data" in verdicts["starting"]
+    assert "Correct" in verdicts["solution"]
+
+
+@pytest.mark.parametrize("answer, hint", [
+    ({"steps": 4, "step ms": 10.0, "input": 1.0}, None),
+    ({"steps": 4, "step ms": 10.0, "input": 7.0}, "70% of the step still waits for data"),
+    ({"steps": 0, "step ms": 0.0, "input": 0.0}, "no marked steps"),
+    ([1, 2], "pass the dict that step_breakdown"),
+])
+def test_the_exercise_checker_reads_the_breakdown(answer, hint):
+    result = exercises._CHECKS["ch7.not_input_bound"](answer)
+    assert result is None if hint is None else hint in result
+
+
+def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, capsys, tmp_path):
+    import helpers.images as images
+
+    folder = images.make_image_folder(tmp_path / "shapes", per_class=40)
+    monkeypatch.setattr(images, "default_root", lambda: folder)
+    monkeypatch.setenv("COURSE_FAST", "1")
+    assert main(["profile", "--json", "--png", str(tmp_path / "p.png")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    naive, fixed = result["results"]
+    assert naive["pipeline"] == "naive" and fixed["pipeline"] == "fixed"
+    assert naive["steps"] > 0 and fixed["steps"] > 0
+    assert naive["verdict"].startswith("input-bound") and not fixed["verdict"].startswith("input-bound")
+    assert result["speedup"] == pytest.approx(naive["step_ms"] / fixed["step_ms"], rel=0.02) and result["speedup"] > 1
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
