@@ -32,8 +32,8 @@ def only_json(capsys) -> dict:
 
 
 def test_registered_benchmarks():
-    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "multiworker", "pipeline", "scaling",
-                                       "step-fusing"]
+    assert sorted(bench.BENCHMARKS) == ["epoch-time", "matmul", "mixed-precision", "multiworker", "pipeline", "profile",
+                                       "scaling", "step-fusing"]
 
 
 def test_accelerators_lists_the_cpu_then_one_entry_per_physical_gpu(monkeypatch):

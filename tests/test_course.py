@@ -334,3 +334,38 @@ def test_whole_number_returns_a_good_value_and_adds_the_hint():
     assert course.whole_number("f(n=", 8, 1, 8) == 8
     with pytest.raises(CourseError, match=r"f\(n=0\): use a whole number >= 1 tokens, e.g. 300\.$"):
         course.whole_number("f(n=", 0, hint=" tokens, e.g. 300")
+
+
+def test_missing_requirements_compares_installed_versions():
+    numpy_version = importlib.metadata.version("numpy")
+    assert course.missing_requirements([f"numpy=={numpy_version}", "numpy>=1.0"]) == []
+    assert course.missing_requirements(["numpy==0.0.1", "no-such-package-here>=1"]) == [
+        "numpy==0.0.1", "no-such-package-here>=1"]
+
+
+def test_ensure_installed_says_when_nothing_is_missing(capsys, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("pip must not run"))
+    course.ensure_installed(["numpy>=1.0"], why="tests")
+    assert capsys.readouterr().out == "Already installed: numpy>=1.0 (tests).\n"
+
+
+def test_ensure_installed_runs_pip_for_what_is_missing_and_explains_a_failure(capsys, monkeypatch):
+    import subprocess
+
+    calls = []
+
+    def fake_pip(cmd, **kwargs):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found for nope>=1\n")
+
+    monkeypatch.setattr(subprocess, "run", fake_pip)
+    with pytest.raises(CourseError, match=r"(?s)pip could not install nope>=1:\nERROR: No matching distribution.*Turn "
+                                          r"internet access on.*run `pip install nope>=1` yourself"):
+        course.ensure_installed(["numpy>=1.0", "nope>=1"], why="tests")
+    assert calls == [[sys.executable, "-m", "pip", "install", "-q", "nope>=1"]]
+    assert capsys.readouterr().out == "Installing nope>=1 (tests) ...\n"
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 0, "", ""))
+    course.ensure_installed(["nope>=1"], why="tests")
+    assert capsys.readouterr().out.endswith("Installed.\n")

@@ -4,7 +4,17 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from helpers import CourseError
-from helpers.plots import bars, lines, mirrored_diagram, spacing, speedup_lines, training_curves
+from helpers.plots import (
+    SCREENSHOTS,
+    bars,
+    lines,
+    mirrored_diagram,
+    screenshot,
+    spacing,
+    speedup_lines,
+    stacked_bars,
+    training_curves,
+)
 
 HISTORY = {
     "loss": [1.2, 0.8, 0.6],
@@ -172,3 +182,39 @@ def test_as_jpeg_returns_a_small_jpeg_and_closes_the_figure():
     assert image.data[:3] == b"\xff\xd8\xff"  # JPEG magic
     assert len(image.data) < 30_000
     assert not plt.fignum_exists(fig.number)
+
+
+def test_stacked_bars_stack_each_part_and_leave_out_the_negligible_ones():
+    fig = stacked_bars({"naive": {"input": 70.0, "compute": 20.0, "other": 0.1},
+                        "fixed": {"input": 1.0, "compute": 22.0, "other": 0.2}}, xlabel="ms per step")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["input", "compute"]  # "other" is < 1% everywhere
+    compute = [c for c in ax.containers if c.get_label() == "compute"][0]
+    assert [bar.get_x() for bar in compute] == [70.0, 1.0]  # each part starts where the previous one ended
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["naive", "fixed"]
+
+
+@pytest.mark.parametrize("parts", [{}, {"a": {"x": 1.0}, "b": {"y": 1.0}}])
+def test_stacked_bars_need_the_same_parts_in_every_bar(parts):
+    with pytest.raises(CourseError, match="same parts for every bar"):
+        stacked_bars(parts, xlabel="ms")
+
+
+def test_stored_screenshots_are_shown_and_an_unknown_name_lists_them():
+    names = sorted(p.stem for p in SCREENSHOTS.glob("*.png"))
+    assert "tensorboard_profile_overview" in names and "tensorboard_profile_trace_viewer" in names
+    assert screenshot("tensorboard_profile_overview").data[:4] == b"\x89PNG"
+    with pytest.raises(CourseError, match="no such screenshot; stored: tensorboard_profile_overview"):
+        screenshot("nope")
+
+
+def test_every_screenshot_a_notebook_shows_is_stored_and_installed():
+    import re
+    import tomllib
+
+    shown = set()
+    for path in (SCREENSHOTS.parents[1] / "notebooks").glob("*.ipynb"):
+        shown |= set(re.findall(r'screenshot\((?:\\")?"?\\?"(\w+)', path.read_text()))
+    assert shown and all((SCREENSHOTS / f"{name}.png").is_file() for name in shown)
+    with open(SCREENSHOTS.parents[1] / "pyproject.toml", "rb") as f:
+        assert "screenshots/*.png" in tomllib.load(f)["tool"]["setuptools"]["package-data"]["helpers"]
