@@ -19,8 +19,8 @@ def test_new_packages_colab_does_not_ship_are_no_change():
 
 
 def test_freeze_lines_are_compared_by_normalized_name():
-    assert colab_replica.versions(["# a comment", "jaraco.functools==4.6.0", "pyasn1_modules==0.4.2", "x @ file:///y"]) \
-        == {"jaraco-functools": "4.6.0", "pyasn1-modules": "0.4.2"}
+    lines = ["# a comment", "jaraco.functools==4.6.0", "pyasn1_modules==0.4.2", "x @ file:///y"]
+    assert colab_replica.versions(lines) == {"jaraco-functools": "4.6.0", "pyasn1-modules": "0.4.2"}
 
 
 def test_packages_the_replica_does_not_pin_are_named():
