@@ -164,3 +164,19 @@ def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, c
     assert naive["verdict"].startswith("input-bound") and not fixed["verdict"].startswith("input-bound")
     assert result["speedup"] == pytest.approx(naive["step_ms"] / fixed["step_ms"], rel=0.02) and result["speedup"] > 1
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_file_xprof_cannot_read_is_a_clear_error(tmp_path):
+    capture = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
+    capture.mkdir(parents=True)
+    (capture / "host.xplane.pb").write_bytes(b"not a trace")
+    with pytest.raises(CourseError, match="XProf could not build its 'input_pipeline_analyzer' view of"):
+        ch7.step_breakdown(tmp_path)
+
+
+def test_colab_learners_are_told_the_protobuf_the_replica_checks():
+    from tools import colab_replica
+
+    notebook = (ROOT / "notebooks" / "07_profiling.ipynb").read_text()
+    assert f"--no-deps --target /content/protobuf6 {colab_replica.TENSORBOARD_PROTOBUF}" in notebook
+    assert "%env PYTHONPATH=/content/protobuf6" in notebook

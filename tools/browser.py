@@ -41,13 +41,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def get(url: str, timeout_s: float = 30) -> bytes:
+    """The body at `url` (TensorBoard gzips its answers whatever the request says)."""
+    body = urllib.request.urlopen(url, timeout=timeout_s).read()
+    return gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
+
+
 @contextlib.contextmanager
-def tensorboard(logdir: Path, timeout_s: float = 60):
-    """A TensorBoard server on 127.0.0.1 for `logdir`, yielding its address once its Profile tab lists a run."""
+def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executable, env: dict | None = None):
+    """A TensorBoard server on 127.0.0.1 for `logdir` (run by `python`, with `env`), yielding its address once its
+    Profile tab lists a run."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
+    proc = subprocess.Popen([python, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout_s
@@ -55,8 +62,7 @@ def tensorboard(logdir: Path, timeout_s: float = 60):
             if proc.poll() is not None:
                 raise SystemExit(f"TensorBoard stopped (exit {proc.returncode}): {proc.stderr.read().decode()[-800:]}")
             with contextlib.suppress(OSError):
-                body = urllib.request.urlopen(f"{url}/data/plugin/profile/runs", timeout=2).read()
-                if b'"' in (gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body):  # a non-empty list
+                if b'"' in get(f"{url}/data/plugin/profile/runs", timeout_s=2):  # a non-empty list
                     break
             if time.monotonic() > deadline:
                 raise SystemExit(f"TensorBoard at {url} listed no profile run in {timeout_s:.0f} s: is there a "

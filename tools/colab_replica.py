@@ -8,6 +8,8 @@
    gave them), and so is an added package that Colab ships (the replica would be missing it).
 3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own
    nbclient; results in build/colab/report.md.
+4. TensorBoard's Profile tab on chapter 7's profile, started as that chapter tells Colab learners to (a newer
+   protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only).
 
 Standard library only: it runs before any venv exists.
 """
@@ -15,6 +17,7 @@ Standard library only: it runs before any venv exists.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -30,6 +33,9 @@ VENV = ROOT / ".venv-colab"
 BUILD = ROOT / "build" / "colab"
 COURSE_PACKAGE = "tf-fast-course"
 PIP = ("-m", "pip", "--disable-pip-version-check", "-q")
+# What chapter 7 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
+# protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
+TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
 
 
 def find_python313() -> str:
@@ -137,7 +143,31 @@ def main(argv=None) -> int:
     wrong = not_run_on_the_replica([BUILD / name for name in names])
     if wrong:
         print("These notebooks' kernels did not run the replica's TensorFlow:", ", ".join(wrong))
-    return 1 if failed or wrong else 0
+    profile_tab = "07_profiling.ipynb" not in names or tensorboard_shows_the_profile(venv_python)
+    return 1 if failed or wrong or not profile_tab else 0
+
+
+def tensorboard_shows_the_profile(venv_python: Path) -> bool:
+    """Serve chapter 7's naive-pipeline profile with the replica's TensorBoard, as the chapter tells Colab learners
+    to, and ask the Profile tab for its overview page."""
+    sys.path.insert(0, str(ROOT))
+    from tools import browser
+
+    folder = BUILD / "protobuf6"
+    run(venv_python, *PIP, "install", "--no-deps", "--upgrade", "--target", folder, TENSORBOARD_PROTOBUF)
+    try:
+        with browser.tensorboard(ROOT / "notebooks" / "ch7_logs", python=str(venv_python),
+                                 env={**os.environ, "PYTHONPATH": str(folder)}) as url:
+            runs = json.loads(browser.get(f"{url}/data/plugin/profile/runs"))
+            naive = next(run_name for run_name in runs if run_name.startswith("naive"))
+            [host] = json.loads(browser.get(f"{url}/data/plugin/profile/hosts?run={naive}&tag=overview_page"))
+            overview = json.loads(browser.get(f"{url}/data/plugin/profile/data?run={naive}&tag=overview_page"
+                                              f"&host={host['hostname']}"))
+    except (SystemExit, StopIteration, OSError, ValueError) as err:
+        print(f"TensorBoard's Profile tab did not show chapter 7's profile on the replica: {err!r}")
+        return False
+    print(f"TensorBoard's Profile tab on the replica shows {naive}'s overview page.")
+    return isinstance(overview, list) and bool(overview)
 
 
 def not_run_on_the_replica(executed) -> list[str]:

@@ -83,12 +83,16 @@ def xplane_files(logdir) -> list[str]:
 
 def xprof_view(logdir, tool: str):
     """One of XProf's views of the newest trace, as the JSON its web page draws: a list of Google Charts tables,
-    each {"cols": [...], "rows": [...], "p": {properties}}. This JSON is XProf's internal format, not an API."""
-    from xprof.convert import raw_to_tool_data
+    each {"cols": [...], "rows": [...], "p": {properties}}. This JSON is XProf's internal format, not an API.
+    `_pywrap_profiler_plugin` is XProf's converter itself (C++, called through ctypes); the public-looking
+    `raw_to_tool_data` around it also loads XProf's protobuf code, which needs protobuf >= 6.31 (Colab: 5.29.6)."""
+    from xprof.convert import _pywrap_profiler_plugin
 
-    data, _ = raw_to_tool_data.xspace_to_tool_data(xplane_files(logdir), tool, {})
-    if data is None:
-        raise helpers.CourseError(f"XProf could not build its {tool!r} view of {str(logdir)!r}.")
+    data, converted = _pywrap_profiler_plugin.xspace_to_tools_data(xplane_files(logdir), tool,
+                                                                  {"use_saved_result": True})
+    if not converted:
+        raise helpers.CourseError(f"XProf could not build its {tool!r} view of {str(logdir)!r}: "
+                                  f"{data.decode(errors='replace')[:300] or 'no reason given'}.")
     return json.loads(data)
 
 
