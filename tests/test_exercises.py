@@ -106,6 +106,8 @@ RIGHT_ANSWERS = {
     "ch4.static_batches": lambda: batched(drop_remainder=True),
     "ch6.each_element_once": lambda: service_mode("distributed_epoch"),
     "ch6.global_batch": lambda: 192,
+    # a step breakdown as chapter 7's step_breakdown returns it (measured end to end in test_ch07_profiling.py)
+    "ch7.not_input_bound": lambda: {"steps": 6, "step ms": 25.0, "input": 1.0},
 }
 
 
