@@ -8,8 +8,10 @@ STAMP := $(VENV)/.installed
 TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 FAST ?= 1
 DEVICES ?= 2
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup test unit notebook lint run lab template outputs data clean colab tensorboard screenshots
+.PHONY: setup test unit notebook lint run lab template outputs data clean colab tensorboard screenshots \
+	browser test-browser
 
 setup: $(STAMP)
 
@@ -28,10 +30,11 @@ test: setup lint
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile \
 		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
-		tests notebooks
+		--ignore=tests/browser tests notebooks
 
 unit: setup
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing tests
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing \
+		--ignore=tests/browser tests
 
 # One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
 notebook: setup
@@ -54,12 +57,22 @@ lab: setup
 tensorboard: setup
 	$(BIN)/tensorboard --logdir notebooks/ch7_logs --host 127.0.0.1 --port 6006
 
-# The stored screenshots of TensorBoard's Profile tab: run chapter 7 (its trace lands in notebooks/ch7_logs), then
-# photograph the page in headless Chromium (Debian's chromium; Playwright from the `browser` extra drives it).
-screenshots: setup
-	$(BIN)/python -m pip install -q -e ".[browser]" 2>&1 | grep -v "^WARNING: Location" || true
-	$(TEST_ENV) $(BIN)/python tools/run_notebooks.py notebooks/07_profiling.ipynb
-	$(BIN)/python tools/browser.py profile-screenshots
+# Debian's chromium (apt-get, with sudo unless root) and the `browser` extra (Playwright, JupyterLab) in .venv.
+browser: setup
+	@command -v chromium >/dev/null || { echo "Installing Debian's chromium with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[browser]" 2>&1 | grep -v "^WARNING: Location" || true
+
+# The notebooks in JupyterLab in headless Chromium, run from the Run menu and checked for what a learner sees (fast
+# mode, 2 logical devices); full-page screenshots in build/screenshots/. NB="notebooks/01_single_gpu.ipynb ..." picks.
+test-browser: browser
+	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
+
+# The stored screenshots of TensorBoard's Profile tab (helpers/screenshots/): chapter 7 run in the browser writes its
+# trace, and the browser check photographs the Profile tab on it.
+screenshots: browser
+	$(MAKE) test-browser NB=notebooks/07_profiling.ipynb
+	cp build/screenshots/tensorboard_profile_*.png helpers/screenshots/
 
 # Rewrite the badges and the setup cell of every notebook from pyproject.toml's Repository URL.
 template: setup

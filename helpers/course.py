@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -114,11 +116,39 @@ def versions_line() -> str:
             f"(tested: {tested[0]} as on Colab, and {tested[1]})")
 
 
+@contextlib.contextmanager
+def native_stderr_silenced(silence: bool = True):
+    """Point the process's stderr file descriptor (2) at /dev/null inside the block. What C++ code writes there lands
+    under Python's sys.stderr, in a notebook's output; Python's own warnings and errors are not affected there."""
+    if not silence:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def import_tensorflow_quietly():
+    """Import TensorFlow without the lines its C++ code logs during the import whatever TF_CPP_MIN_LOG_LEVEL says
+    (before absl's logging is initialised every level goes to stderr: TensorFlow 2.21's "oneDNN custom operations
+    are on" notice, on CPUs where oneDNN is on). TF_CPP_MIN_LOG_LEVEL=0 or 1 keeps them."""
+    quiet = "tensorflow" not in sys.modules and os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") not in ("0", "1")
+    with native_stderr_silenced(quiet):
+        import tensorflow
+    return tensorflow
+
+
 def check_versions() -> None:
     """Fail early, with the fix, on a runtime too old for the course (Keras 2 APIs differ)."""
     try:
+        tf = import_tensorflow_quietly()
         import keras
-        import tensorflow as tf
     except ImportError as err:
         raise CourseError(
             f"TensorFlow is not installed ({err}). Locally run `make setup`. Colab and Kaggle TPU runtimes "

@@ -47,8 +47,9 @@ def bars(labels, values, *, ylabel: str, title: str = "", errors=None, log: bool
             raise CourseError(f"bars(): errors must be (low, high) lists of {len(values)} values each.")
         yerr = [[v - lo for v, lo in zip(values, low)], [hi - v for v, hi in zip(values, high)]]
     ax.bar(labels, values, yerr=yerr, capsize=4, color="#4c72b0")
-    for i, v in enumerate(values):
-        ax.annotate(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=9,
+    tops = values if errors is None else [max(v, hi) for v, hi in zip(values, errors[1])]  # above the whisker
+    for i, (v, top) in enumerate(zip(values, tops)):
+        ax.annotate(f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", (i, top), ha="center", va="bottom", fontsize=9,
                     xytext=(0, 3), textcoords="offset points")
     if log:
         ax.set_yscale("log")

@@ -1,7 +1,9 @@
 import dataclasses
 import importlib
 import logging
+import os
 import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -12,6 +14,8 @@ from conftest import run_python
 
 import helpers
 from helpers import Course, CourseError, course
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("raw", ["1", "true", "YES", " on ", "True"])
@@ -369,3 +373,16 @@ def test_ensure_installed_runs_pip_for_what_is_missing_and_explains_a_failure(ca
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 0, "", ""))
     course.ensure_installed(["nope>=1"], why="tests")
     assert capsys.readouterr().out.endswith("Installed.\n")
+
+
+
+@pytest.mark.parametrize("level, shown", [("2", ""), (None, ""), ("0", "oneDNN notice\n"), ("1", "oneDNN notice\n")])
+def test_tensorflow_is_imported_without_its_native_import_time_lines(tmp_path, level, shown):
+    # A stand-in TensorFlow that, like TensorFlow 2.21 on CPUs where oneDNN is on, writes to file descriptor 2 as
+    # it is imported. helpers/__init__ sets TF_CPP_MIN_LOG_LEVEL=2 unless the learner set it.
+    (tmp_path / "tensorflow.py").write_text("import os\nos.write(2, b'oneDNN notice\\n')\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", **({"TF_CPP_MIN_LOG_LEVEL": level} if level else {}))
+    code = "import helpers; from helpers.course import import_tensorflow_quietly as q; q(); q(); print('imported')"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "imported\n", shown)

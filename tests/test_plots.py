@@ -95,6 +95,8 @@ def test_bars_error_bars_and_log_scale():
     [segments] = [c.get_segments() for c in errorbar.lines[2]]
     spans = [(seg[0][1], seg[1][1]) for seg in segments]
     assert spans == [(1.5, 2.5), (3.0, 6.0)]
+    # each value's label sits above its whisker, not across it
+    assert [(a.get_text(), a.xy[1]) for a in ax.texts] == [("2", 2.5), ("4", 6.0)]
 
 
 @pytest.mark.parametrize("labels, values", [([], []), (["a"], [1, 2]), (["a", "b"], [1])])

@@ -1,0 +1,82 @@
+"""`make test-browser`: the notebooks run in JupyterLab in Chromium, checked for what a learner sees there.
+
+Each notebook is opened in JupyterLab, run with Run > Run All Cells (fast mode, 2 logical devices, the live view on)
+and checked: no error output, every cell run, every plot a picture, the live training view redrawn after every
+epoch, every exercise's verdict shown. One full-page screenshot each lands in build/screenshots/. NB="..." (paths,
+space-separated) picks the notebooks; the default is all of them. Linux with Debian's chromium only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from PIL import Image
+
+from tools import browser
+
+ROOT = browser.ROOT
+SELECTED = [Path(p).resolve() for p in os.environ.get("NB", "").split()] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+PROFILING = ROOT / "notebooks" / "07_profiling.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lab():
+    with browser.lab_session() as session:
+        yield session
+
+
+def case_notebook(name: str, *cells: str) -> Path:
+    """A small notebook under the server's root (build/browser_cases/), importing the course's helpers."""
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport helpers"),
+                *map(nbformat.v4.new_code_cell, cells)]
+    path = ROOT / "build" / "browser_cases" / f"{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+FIT = """import keras, numpy as np
+from helpers.widgets import LiveTrainingView
+model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+model.compile("sgd", "mse")
+model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=3, verbose=2, callbacks=[LiveTrainingView({args})])"""
+
+
+def test_a_cell_that_raises_fails_the_check(lab, tmp_path):
+    path = case_notebook("raises", "print('before')", "1 / 0", "print('after')")
+    assert browser.check_in_lab(path, lab, tmp_path) == [
+        "cell 3: raised ZeroDivisionError: division by zero",
+        "cell 4: did not run (its prompt shows [ ]:): the run stopped before it",
+    ]
+
+
+def test_a_live_view_that_is_not_redrawn_fails_the_check(lab, tmp_path):
+    # mode="text" draws the curves once, after training: what a learner sees when the live view does not render.
+    path = case_notebook("live_view", FIT.format(args="metrics=('loss',)"),
+                         FIT.format(args="metrics=('loss',), mode='text'"))
+    assert browser.check_in_lab(path, lab, tmp_path) == [
+        "cell 3: the live training view was drawn 1 time(s) over 3 epochs: it should be redrawn in place after "
+        "every epoch",
+    ]
+
+
+@pytest.mark.parametrize("notebook", SELECTED, ids=lambda path: path.stem)
+def test_the_notebook_runs_in_jupyterlab_as_a_learner_sees_it(lab, notebook):
+    problems = browser.check_in_lab(notebook, lab)
+    assert not problems, f"{notebook.name} in JupyterLab:\n" + "\n".join(problems)
+    assert (browser.SCREENSHOTS / f"{notebook.stem}.png").is_file()
+
+
+def test_tensorboard_shows_chapter_7s_profile():
+    if PROFILING not in SELECTED:
+        pytest.skip("chapter 7 is not among the notebooks of this run (its trace comes from running it)")
+    with browser.nothing_left_behind():
+        overview, trace_viewer = browser.profile_screenshots(ROOT / "notebooks" / "ch7_logs" / "naive",
+                                                             browser.SCREENSHOTS)
+    assert Image.open(overview).size == (browser.VIEWPORT["width"], browser.VIEWPORT["height"])
+    assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])
