@@ -144,6 +144,19 @@ def import_tensorflow_quietly():
     return tensorflow
 
 
+def use_up_one_time_cpu_notices() -> None:
+    """On CPUs where TensorFlow's oneDNN is on but lacks float16 support, the first float16 op on the CPU logs "oneDNN
+    supports DT_HALF only on platforms with AVX-512. Falling back to the default Eigen-based implementation", once per
+    process, as an error (in red; TF_CPP_MIN_LOG_LEVEL=2 keeps errors). It says nothing a chapter needs (chapter 3
+    measures float16 on the CPU instead), so one tiny float16 product here, with native stderr silenced, uses it up.
+    TF_CPP_MIN_LOG_LEVEL=0 or 1 keeps it."""
+    import tensorflow as tf
+
+    with native_stderr_silenced(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") not in ("0", "1")), tf.device("/CPU:0"):
+        ones = tf.ones((2, 2), tf.float16)
+        _ = (ones @ ones).numpy()
+
+
 def check_versions() -> None:
     """Fail early, with the fix, on a runtime too old for the course (Keras 2 APIs differ)."""
     try:
@@ -265,6 +278,7 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     tpu_missing = device_tools.tpu_runtime_missing()
     fast, note = choose_fast(fast, device_tools.accelerator())
     logical = device_tools.split_device(devices)
+    use_up_one_time_cpu_notices()  # after the split: running an op initialises TensorFlow's devices
     import keras
 
     keras.utils.set_random_seed(seed)

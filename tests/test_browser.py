@@ -64,6 +64,10 @@ def observed(kind="code", prompt="[1]:", texts=(), images=(), drawings=0, markdo
             "markdown_images": list(markdown_images)}
 
 
+def stored(kind, source, stderr=False):
+    return browser.StoredCell(kind, source, stderr)
+
+
 TRACEBACK = """---------------------------------------------------------------------------
 ZeroDivisionError                         Traceback (most recent call last)
 Cell In[2], line 1
@@ -78,14 +82,15 @@ def test_a_notebook_that_shows_everything_has_no_problems():
     cells = [observed("markdown", prompt="", markdown_images=[True]), observed(texts=["hello"]),
              observed(prompt="[2]:", images=[True]), observed(prompt="[3]:", texts=[EPOCHS], images=[True], drawings=3),
              observed(prompt="[4]:", texts=["[ch1.embedding_params] Not answered yet: replace the ..."])]
-    sources = [("markdown", "# Title ![](a.png)"), ("code", "print('hello')"), ("code", "plt.plot([1]); plt.show()"),
-               ("code", FIT), ("code", "helpers.exercises.check('ch1.embedding_params', None)")]
+    sources = [stored("markdown", "# Title ![](a.png)"), stored("code", "print('hello')"),
+               stored("code", "plt.plot([1]); plt.show()"), stored("code", FIT),
+               stored("code", "helpers.exercises.check('ch1.embedding_params', None)")]
     assert browser.lab_problems(cells, sources) == []
 
 
 def test_a_raising_cell_and_the_cells_it_stopped_are_named():
     cells = [observed(), observed(prompt="[2]:", stderr=[TRACEBACK]), observed(prompt=""), observed(prompt="[ ]:")]
-    sources = [("code", "x = 1"), ("code", "1 / 0"), ("code", "  \n"), ("code", "print(x)")]
+    sources = [stored("code", "x = 1"), stored("code", "1 / 0"), stored("code", "  \n"), stored("code", "print(x)")]
     assert browser.lab_problems(cells, sources) == [
         "cell 2: raised ZeroDivisionError: division by zero",
         "cell 4: did not run (its prompt shows [ ]:): the run stopped before it",
@@ -93,7 +98,7 @@ def test_a_raising_cell_and_the_cells_it_stopped_are_named():
 
 
 def test_a_live_view_drawn_fewer_times_than_epochs_is_a_problem():
-    sources = [("code", FIT)]
+    sources = [stored("code", FIT)]
     assert browser.lab_problems([observed(texts=[EPOCHS], drawings=3)], sources) == []
     assert browser.lab_problems([observed(texts=[EPOCHS], drawings=1)], sources) == [
         "cell 1: the live training view was drawn 1 time(s) over 3 epochs: it should be redrawn in place after "
@@ -104,8 +109,8 @@ def test_a_live_view_drawn_fewer_times_than_epochs_is_a_problem():
 def test_pictures_not_shown_and_verdicts_missing_are_problems():
     cells = [observed(images=[False]), observed(texts=["<Figure size 640x480 with 1 Axes>"]),
              observed("markdown", prompt="", markdown_images=[True, False]), observed(texts=["42"])]
-    sources = [("code", "plot()"), ("code", "plot()"), ("markdown", "![](x.png) ![](y.png)"),
-               ("code", "helpers.exercises.check('ch0.input_share', answer)")]
+    sources = [stored("code", "plot()"), stored("code", "plot()"), stored("markdown", "![](x.png) ![](y.png)"),
+               stored("code", "helpers.exercises.check('ch0.input_share', answer)")]
     assert browser.lab_problems(cells, sources) == [
         "cell 1: 1 image(s) not displayed",
         "cell 2: a figure shown as text (<Figure size ...>) instead of a picture",
@@ -116,13 +121,18 @@ def test_pictures_not_shown_and_verdicts_missing_are_problems():
 
 def test_log_lines_on_stderr_are_a_problem():
     cells = [observed(stderr=["WARNING: All log messages before absl::InitializeLog() is called ...\nI0000 ..."])]
-    assert browser.lab_problems(cells, [("code", "import tensorflow")]) == [
+    assert browser.lab_problems(cells, [stored("code", "import tensorflow")]) == [
         "cell 1: shows log lines on a red background (stderr): WARNING: All log messages before absl::InitializeLog() "
         "is called ..."]
 
 
+def test_stderr_the_stored_notebook_shows_on_purpose_is_not_a_problem():
+    cells = [observed(stderr=["E0000 jpeg_mem.cc:331] Premature end of JPEG data."])]
+    assert browser.lab_problems(cells, [stored("code", "decode(files)", stderr=True)]) == []
+
+
 def test_a_page_that_is_not_the_notebook_is_named():
-    assert browser.lab_problems([observed()], [("code", "1"), ("code", "2")]) == [
+    assert browser.lab_problems([observed()], [stored("code", "1"), stored("code", "2")]) == [
         "the page shows 1 cells, the notebook has 2: not the same notebook?"]
 
 

@@ -1,3 +1,4 @@
+import contextlib
 import dataclasses
 import importlib
 import logging
@@ -386,3 +387,23 @@ def test_tensorflow_is_imported_without_its_native_import_time_lines(tmp_path, l
     code = "import helpers; from helpers.course import import_tensorflow_quietly as q; q(); q(); print('imported')"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "imported\n", shown)
+
+
+@pytest.mark.parametrize("level, silenced", [("2", True), ("0", False)])
+def test_one_time_cpu_notices_are_used_up_silently_at_the_course_log_level(monkeypatch, level, silenced):
+    blocks = []
+
+    @contextlib.contextmanager
+    def recording(silence=True):
+        blocks.append(silence)
+        yield
+
+    monkeypatch.setattr(course, "native_stderr_silenced", recording)
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
+    import tensorflow as tf
+
+    ran = []
+    real_ones = tf.ones
+    monkeypatch.setattr(tf, "ones", lambda shape, dtype: ran.append(dtype) or real_ones(shape, dtype))
+    course.use_up_one_time_cpu_notices()
+    assert blocks == [silenced] and ran == [tf.float16]

@@ -34,6 +34,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -350,22 +351,35 @@ EPOCH_LINE = re.compile(r"^Epoch \d+/\d+", re.M)
 FIGURE_AS_TEXT = re.compile(r"^<Figure size [^>]*>$", re.M)
 
 
-def lab_problems(cells: list[dict], sources: list[tuple[str, str]]) -> list[str]:
-    """What a learner would find wrong in a notebook run in JupyterLab: `cells` as OBSERVE returns them, `sources` the
-    notebook's (cell type, source) pairs. An empty list means nothing."""
-    if [cell["kind"] for cell in cells] != [kind for kind, _ in sources]:
-        return [f"the page shows {len(cells)} cells, the notebook has {len(sources)}: not the same notebook?"]
+class StoredCell(NamedTuple):
+    kind: str  # code, markdown or raw
+    source: str
+    stderr: bool  # its stored output shows stderr on purpose (chapter 5's JPEG decoder lines)
+
+
+def stored_cells(path: Path) -> list[StoredCell]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [StoredCell(cell["cell_type"], "".join(cell["source"]),
+                       any(output.get("name") == "stderr" for output in cell.get("outputs", []))) for cell in cells]
+
+
+def lab_problems(cells: list[dict], stored: list[StoredCell]) -> list[str]:
+    """What a learner would find wrong in a notebook run in JupyterLab: `cells` as OBSERVE returns them, `stored` the
+    notebook's cells as stored. An empty list means nothing."""
+    if [cell["kind"] for cell in cells] != [cell.kind for cell in stored]:
+        return [f"the page shows {len(cells)} cells, the notebook has {len(stored)}: not the same notebook?"]
     problems = []
-    for number, (cell, (kind, source)) in enumerate(zip(cells, sources), 1):
-        problems += [f"cell {number}: {problem}" for problem in _cell_problems(cell, kind, source)]
+    for number, (cell, expected) in enumerate(zip(cells, stored), 1):
+        problems += [f"cell {number}: {problem}" for problem in _cell_problems(cell, *expected)]
     return problems
 
 
-def _cell_problems(cell: dict, kind: str, source: str) -> list[str]:
+def _cell_problems(cell: dict, kind: str, source: str, stderr_expected: bool) -> list[str]:
     texts = [output["text"] for output in cell["outputs"]]
     problems = [f"raised {_last_line(text)}" for text in texts if TRACEBACK in text]
-    problems += [f"shows log lines on a red background (stderr): {_first_line(output['text'])}"
-                 for output in cell["outputs"] if output["mime"] == STDERR and TRACEBACK not in output["text"]]
+    if not stderr_expected:
+        problems += [f"shows log lines on a red background (stderr): {_first_line(output['text'])}"
+                     for output in cell["outputs"] if output["mime"] == STDERR and TRACEBACK not in output["text"]]
     if kind == "code" and source.strip() and not re.fullmatch(r"\[\d+\]:", cell["prompt"]):
         problems.append(f"did not run (its prompt shows {cell['prompt'] or 'nothing'}): the run stopped before it")
     broken = sum(not shown for output in cell["outputs"] for shown in output["images"])
@@ -395,11 +409,6 @@ def _first_line(text: str) -> str:
     return next((line[:200] for line in text.splitlines() if line.strip()), "")
 
 
-def notebook_sources(path: Path) -> list[tuple[str, str]]:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [(cell["cell_type"], "".join(cell["source"])) for cell in cells]
-
-
 @contextlib.contextmanager
 def lab_session(kernel_env: dict | None = None):
     """JupyterLab serving the course and Chromium to open it; yields (context, url, token). Nothing outlives it."""
@@ -412,7 +421,7 @@ def check_in_lab(notebook: Path, session, out: Path = SCREENSHOTS) -> list[str]:
     """Run `notebook` in the session's JupyterLab; what a learner would find wrong (screenshot: out/NAME.png)."""
     context, url, token = session
     cells = run_in_lab(context, url, token, notebook, out / f"{notebook.stem}.png")
-    return lab_problems(cells, notebook_sources(notebook))
+    return lab_problems(cells, stored_cells(notebook))
 
 
 def profile_screenshots(logdir: Path, out: Path) -> list[Path]:
