@@ -1,16 +1,14 @@
 """tools/browser.py: the checks of a notebook run in JupyterLab (on what the page shows), processes left behind,
-TensorBoard served from a real trace and stopped afterwards; the screenshots where a browser is installed.
+TensorBoard served from a real trace and stopped afterwards.
 The runs in a real JupyterLab are tests/browser/ (`make test-browser`)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.request
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -42,17 +40,6 @@ def test_tensorboard_serves_the_profile_and_is_stopped_afterwards(trace):
 def test_a_folder_without_a_trace_is_named(tmp_path):
     with pytest.raises(SystemExit, match="listed no profile run"), browser.tensorboard(tmp_path, timeout_s=3):
         pass
-
-
-@pytest.mark.skipif(not Path(browser.CHROMIUM).is_file() or shutil.which("chromium") is None,
-                    reason="needs Debian's chromium (apt-get install chromium)")
-def test_the_profile_screenshots_are_taken(trace, tmp_path):
-    pytest.importorskip("playwright", reason="needs the browser extra (pip install -e '.[browser]')")
-    overview, trace_viewer = browser.profile_screenshots(trace, tmp_path)
-    from PIL import Image
-
-    assert Image.open(overview).size == (browser.VIEWPORT["width"], browser.VIEWPORT["height"])
-    assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])
 
 
 def observed(kind="code", prompt="[1]:", texts=(), images=(), drawings=0, markdown_images=(), stderr=()):

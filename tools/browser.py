@@ -424,12 +424,15 @@ def check_in_lab(notebook: Path, session, out: Path = SCREENSHOTS) -> list[str]:
     return lab_problems(cells, stored_cells(notebook))
 
 
-def profile_screenshots(logdir: Path, out: Path) -> list[Path]:
-    """TensorBoard's Profile tab for `logdir`: the overview page and the trace viewer, as PNG files in `out`."""
+def profile_screenshots(logdir: Path, out: Path, context=None) -> list[Path]:
+    """TensorBoard's Profile tab for `logdir`: the overview page and the trace viewer, as PNG files in `out`. In a
+    browser `context` of chromium() (a lab session's), or in a Chromium of its own."""
     out.mkdir(parents=True, exist_ok=True)
     overview, trace = out / "tensorboard_profile_overview.png", out / "tensorboard_profile_trace_viewer.png"
-    with tensorboard(logdir) as url, chromium() as context:
-        page = context.new_page()
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(tensorboard(logdir))
+        page = (context or stack.enter_context(chromium())).new_page()
+        stack.callback(page.close)
         page.goto(f"{url}/#profile", wait_until="networkidle")
         xprof = page.frame_locator("iframe")
         xprof.get_by_text("Performance Summary").first.wait_for(timeout=30_000)

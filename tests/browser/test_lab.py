@@ -72,11 +72,11 @@ def test_the_notebook_runs_in_jupyterlab_as_a_learner_sees_it(lab, notebook):
     assert (browser.SCREENSHOTS / f"{notebook.stem}.png").is_file()
 
 
-def test_tensorboard_shows_chapter_7s_profile():
+def test_tensorboard_shows_chapter_7s_profile(lab):
     if PROFILING not in SELECTED:
         pytest.skip("chapter 7 is not among the notebooks of this run (its trace comes from running it)")
-    with browser.nothing_left_behind():
-        overview, trace_viewer = browser.profile_screenshots(ROOT / "notebooks" / "ch7_logs" / "naive",
-                                                             browser.SCREENSHOTS)
+    context, _, _ = lab
+    overview, trace_viewer = browser.profile_screenshots(ROOT / "notebooks" / "ch7_logs" / "naive",
+                                                         browser.SCREENSHOTS, context)
     assert Image.open(overview).size == (browser.VIEWPORT["width"], browser.VIEWPORT["height"])
     assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])
