@@ -97,7 +97,10 @@ def nothing_left_behind(grace_s: float = 10):
         yield run_id
     finally:
         signal.signal(signal.SIGTERM, on_sigterm)
-        os.environ.pop(MARKER) if previous is None else os.environ.update({MARKER: previous})
+        if previous is None:
+            del os.environ[MARKER]
+        else:
+            os.environ[MARKER] = previous
         deadline = time.monotonic() + grace_s
         while (left := marked_processes(run_id)) and time.monotonic() < deadline:
             time.sleep(0.25)
@@ -140,7 +143,7 @@ def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executabl
 
 
 @contextlib.contextmanager
-def chromium(viewport: dict = VIEWPORT):
+def chromium():
     """A headless Chromium browser context (Playwright) whose requests for Google Charts get the stand-in."""
     from playwright.sync_api import sync_playwright
 
@@ -150,7 +153,7 @@ def chromium(viewport: dict = VIEWPORT):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         try:
-            context = browser.new_context(viewport=viewport)
+            context = browser.new_context(viewport=VIEWPORT)
             context.route("https://www.gstatic.com/charts/loader.js",
                           lambda route: route.fulfill(status=200, content_type="text/javascript", body=stub))
             context.route("https://fonts.googleapis.com/**",
