@@ -261,16 +261,69 @@ def choose_fast(requested, accelerator: str | None) -> tuple[bool, str | None]:
     return fast, None
 
 
-def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool = True) -> Course:
-    """Prepare a notebook. fast: "auto" (None), "fast" (True) or "full" (False), see choose_fast();
-    devices overrides COURSE_DEVICES.
+BACKENDS = ("tensorflow", "jax")
 
-    Splits the GPU (or, without one, the CPU) into `devices` logical devices, which must happen
-    before TensorFlow initialises; running the same setup twice is harmless.
+
+def choose_backend(backend, devices: int) -> str:
+    """Set Keras's backend before Keras is imported (KERAS_BACKEND is read once, at the first `import keras`). For
+    JAX without a GPU or TPU, also ask XLA for `devices` virtual CPU devices, which must happen before JAX starts."""
+    backend = "tensorflow" if backend is None else backend
+    if backend not in BACKENDS:
+        raise CourseError(f"setup(backend={backend!r}): use one of {', '.join(map(repr, BACKENDS))} "
+                          "(BACKEND in the parameters cell).")
+    keras = sys.modules.get("keras")
+    if keras is not None and keras.backend.backend() != backend:
+        raise CourseError(f"setup(backend={backend!r}): Keras was already imported with the "
+                          f"{keras.backend.backend()!r} backend, and a running Python cannot switch. Restart the "
+                          "runtime (Colab: Runtime > Restart session; Jupyter: Kernel > Restart) and run all again, "
+                          "with no `import keras` before the setup cell.")
+    os.environ["KERAS_BACKEND"] = backend
+    if backend == "jax":
+        _ask_for_virtual_cpu_devices(devices)
+    return backend
+
+
+def _ask_for_virtual_cpu_devices(devices: int) -> None:
+    flag = "--xla_force_host_platform_device_count"
+    if "jax" in sys.modules:
+        import jax
+
+        found = jax.local_device_count("cpu")
+        if found != devices and jax.default_backend() == "cpu":
+            raise CourseError(f"setup(devices={devices}): JAX has already started with {found} CPU device(s) and "
+                              "cannot add more. Restart the runtime and run all again.")
+        return
+    kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(flag)]
+    os.environ["XLA_FLAGS"] = " ".join([*kept, f"{flag}={devices}"])  # only the CPU platform reads it
+
+
+def check_jax_versions() -> None:
+    try:
+        import jax
+        import keras
+    except ImportError as err:
+        raise CourseError(f"JAX is not installed ({err}): locally `make setup`; on Colab and Kaggle it is "
+                          "preinstalled (use a recent runtime).") from None
+    if _version_tuple(keras.__version__) < MIN_KERAS:
+        raise CourseError(f"This course needs Keras >= {'.'.join(map(str, MIN_KERAS))}; this runtime has Keras "
+                          f"{keras.__version__} (JAX {jax.__version__}). Run `pip install -U keras`, then restart.")
+
+
+def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool = True,
+          backend: str | None = None) -> Course:
+    """Prepare a notebook. fast: "auto" (None), "fast" (True) or "full" (False), see choose_fast();
+    devices overrides COURSE_DEVICES; backend: "tensorflow" (None) or "jax", Keras's backend, set before Keras is
+    imported.
+
+    TensorFlow: splits the GPU (or, without one, the CPU) into `devices` logical devices, which must happen before
+    TensorFlow initialises. JAX: real GPUs/TPU cores are used as they are; without them, the CPU becomes `devices`
+    virtual devices. Running the same setup twice is harmless.
     """
     check_fast(fast)
     devices = check_devices(int_from_env("COURSE_DEVICES", 1) if devices is None else devices)
     whole_number("setup(seed=", seed, 0)
+    if choose_backend(backend, devices) == "jax":
+        return _setup_jax(fast, devices, seed, verbose)
     check_versions()  # before anything imports TensorFlow: a TPU runtime without it gets the install command
     from helpers import devices as device_tools
 
@@ -290,4 +343,23 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
         message = tpu_missing if tpu_missing and fast else note
         if message:
             print(message)
+    return course
+
+
+def _setup_jax(fast, devices: int, seed: int, verbose: bool) -> Course:
+    check_jax_versions()
+    import jax
+    import keras
+
+    accelerator = jax.default_backend() if jax.default_backend() in ("gpu", "tpu") else None
+    fast, note = choose_fast(fast, accelerator)
+    keras.utils.set_random_seed(seed)
+    names = tuple(str(d) for d in jax.devices())
+    course = Course(fast=fast, devices=len(names), logical_devices=names)
+    if verbose:
+        print(f"Course setup: {course}")
+        print(f"Versions: Keras {keras.__version__} on JAX {jax.__version__} (backend {keras.backend.backend()}), "
+              f"Python {sys.version.split()[0]}")
+        if note:
+            print(note)
     return course

@@ -114,17 +114,26 @@ if not any(os.path.isfile(os.path.join(folder, "course.py")) for folder in folde
                        "it (or uninstall it), then restart the runtime and run all again.")
 import helpers
 
-course = helpers.setup(fast=FAST, devices=DEVICES)'''
+course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)'''
 
 
-PARAMETERS = '''# Parameters: papermill can set them, and Colab shows them as a form.
+PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
 # FAST: "fast" = small data and few epochs (workshops); "full" = full size, even on a CPU; "auto" = full size with a
 # GPU or a TPU that TensorFlow can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides instead
 # when it is set).
 FAST = "auto"  # @param ["auto", "fast", "full"]
 # DEVICES: how many logical devices to split one GPU (or the CPU) into; None reads COURSE_DEVICES (default 1).
 # Several real GPUs are used as they are. A new value needs a restart of the runtime.
-DEVICES = None  # @param {type:"raw"}'''
+DEVICES = None  # @param {type:"raw"}
+# BACKEND: Keras's backend for this notebook, set before Keras is imported ("jax" only where a chapter says so).
+BACKEND = "{backend}"  # @param ["tensorflow", "jax"]'''
+PARAMETERS = PARAMETERS_TEMPLATE.format(backend="tensorflow")
+
+
+def parameters_source(nb) -> str:
+    """The parameters cell for `nb`, keeping the backend it chose (tensorflow unless it says jax)."""
+    chosen = re.search(r'^BACKEND = "(\w+)"', nb.cells[1].source, re.MULTILINE) if len(nb.cells) > 1 else None
+    return PARAMETERS_TEMPLATE.format(backend="jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
 
 
 COPY_OF = "copy_of"  # cell metadata: "helpers/FILE.py#NAME" (one marked block) or "helpers/programs/FILE.py" (all)
@@ -221,7 +230,7 @@ def problems(path: Path) -> list[str]:
     for section in SECTIONS[:2]:
         if section not in header:
             found.append(f"header lacks '{section}'")
-    if cells[1].source != PARAMETERS or "parameters" not in cells[1].metadata.get("tags", []):
+    if cells[1].source != parameters_source(nb) or "parameters" not in cells[1].metadata.get("tags", []):
         found.append("second cell must be the papermill parameters cell (tag 'parameters')")
     revision = pinned_revision(nb)
     if revision is None or cells[2].source != setup_source(revision):
@@ -285,7 +294,7 @@ def fix(path: Path, revision: str) -> None:
     lines = [line for line in header.splitlines() if "Open in Colab" not in line]
     lines.insert(1, "\n" + badges(path))
     nb.cells[0].source = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    nb.cells[1].source, nb.cells[2].source = PARAMETERS, setup_source(revision)
+    nb.cells[1].source, nb.cells[2].source = parameters_source(nb), setup_source(revision)
     nb.cells[1].metadata["tags"] = ["parameters"]
     nb.cells[2].metadata["tags"] = [IGNORE]
     nb.metadata.update(METADATA)
