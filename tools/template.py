@@ -127,13 +127,13 @@ FAST = "auto"  # @param ["auto", "fast", "full"]
 DEVICES = None  # @param {type:"raw"}
 # BACKEND: Keras's backend for this notebook, set before Keras is imported ("jax" only where a chapter says so).
 BACKEND = "{backend}"  # @param ["tensorflow", "jax"]'''
-PARAMETERS = PARAMETERS_TEMPLATE.format(backend="tensorflow")
+PARAMETERS = PARAMETERS_TEMPLATE.replace("{backend}", "tensorflow")
 
 
 def parameters_source(nb) -> str:
     """The parameters cell for `nb`, keeping the backend it chose (tensorflow unless it says jax)."""
     chosen = re.search(r'^BACKEND = "(\w+)"', nb.cells[1].source, re.MULTILINE) if len(nb.cells) > 1 else None
-    return PARAMETERS_TEMPLATE.format(backend="jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
+    return PARAMETERS_TEMPLATE.replace("{backend}", "jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
 
 
 COPY_OF = "copy_of"  # cell metadata: "helpers/FILE.py#NAME" (one marked block) or "helpers/programs/FILE.py" (all)
