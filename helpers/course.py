@@ -347,14 +347,19 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
 
 
 def _setup_jax(fast, devices: int, seed: int, verbose: bool) -> Course:
-    check_jax_versions()
+    # Where TensorFlow is installed, Keras imports it even on JAX (set_random_seed seeds it too): without its
+    # import-time log lines, as in the TensorFlow chapters.
+    quiet = "tensorflow" not in sys.modules and os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") not in ("0", "1")
+    with native_stderr_silenced(quiet):
+        check_jax_versions()
+        import keras
+
+        keras.utils.set_random_seed(seed)
     import jax
-    import keras
 
     accelerator = jax.default_backend() if jax.default_backend() in ("gpu", "tpu") else None
     fast, note = choose_fast(fast, accelerator)
-    keras.utils.set_random_seed(seed)
-    names = tuple(str(d) for d in jax.devices())
+    names = tuple(f"{d.platform}:{d.id}" for d in jax.devices())
     course = Course(fast=fast, devices=len(names), logical_devices=names)
     if verbose:
         print(f"Course setup: {course}")

@@ -347,6 +347,6 @@ def _kernel_on_model_axis(answer):
     if spec == ("model", None):
         return ("the kernel is split along its rows (the inputs); the goal is its columns (the outputs): "
                 "(None, 'model').")
-    return (f"the last Dense kernel ({kernel.path}) is laid out as {spec}: add a LayoutMap entry whose key matches "
-            "its path (a regex, e.g. '.*dense.*/kernel') with the layout (None, 'model'), and build the model after "
+    return (f"the last Dense kernel ({kernel.path}) is laid out as {spec}: add a LayoutMap entry whose key (a regex "
+            "that must match the whole path) matches it, with the layout (None, 'model'); build the model after "
             "set_distribution.")

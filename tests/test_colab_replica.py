@@ -54,3 +54,11 @@ def test_the_replica_pins_what_colab_ships_for_the_course_s_packages():
                 if "==" in line and not line.startswith("#"))
     assert pins["ipywidgets"] == "7.7.1" and pins["keras"] == "3.13.2" and pins["numpy"] == "2.1.3"
     assert pins["tensorflow-cpu"] == "2.20.0" and "tensorflow" not in pins  # the CPU build stands in for the GPU one
+
+
+def test_a_jax_chapter_run_by_another_keras_or_jax_is_named(tmp_path):
+    keras_version, jax_version = colab_replica.pinned("keras"), colab_replica.pinned("jax")
+    good, newer_jax = tmp_path / "08_a.ipynb", tmp_path / "08_b.ipynb"
+    good.write_text(f'"Versions: Keras {keras_version} on JAX {jax_version} (backend jax), Python 3.13.0"')
+    newer_jax.write_text(f'"Versions: Keras {keras_version} on JAX 0.10.2 (backend jax), Python 3.13.0"')
+    assert colab_replica.not_run_on_the_replica([good, newer_jax]) == ["08_b.ipynb"]

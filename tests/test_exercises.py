@@ -108,7 +108,10 @@ RIGHT_ANSWERS = {
     "ch6.global_batch": lambda: 192,
     # a step breakdown as chapter 7's step_breakdown returns it (measured end to end in test_ch07_profiling.py)
     "ch7.not_input_bound": lambda: {"steps": 6, "step ms": 25.0, "input": 1.0},
+    "ch8.effective_batch": lambda: 16 * 4 * 2,
 }
+# Checked on the JAX backend, in a fresh interpreter (test_kernel_on_model_axis_reads_the_sharding_back).
+JAX_EXERCISES = {"ch8.kernel_on_model_axis"}
 
 
 def verdict(capsys, name, answer):
@@ -119,7 +122,7 @@ def verdict(capsys, name, answer):
 
 
 def test_every_registered_exercise_has_a_right_answer_here():
-    assert set(exercises._CHECKS) == set(RIGHT_ANSWERS)
+    assert set(exercises._CHECKS) == set(RIGHT_ANSWERS) | JAX_EXERCISES
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
@@ -155,6 +158,8 @@ def test_right_answers_are_correct(capsys, name):
         ("ch6.global_batch", 96, "each worker has 2 GPUs"),
         ("ch6.global_batch", 64, "that is one machine's share"),
         ("ch6.global_batch", 32, "global batch = examples per replica"),
+        ("ch8.effective_batch", 64, "each update also averages over both devices"),
+        ("ch8.effective_batch", 16, "one update sees per-device batch x accumulation steps x devices"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):
@@ -193,7 +198,7 @@ def test_unanswered(capsys, answer):
 
 def test_unknown_exercise_lists_known_ones(capsys):
     out = verdict(capsys, "ch9.nope", 1)
-    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(RIGHT_ANSWERS))}."
+    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(exercises._CHECKS))}."
 
 
 def test_checker_that_raises_gives_a_hint_not_an_exception(capsys):
@@ -265,3 +270,38 @@ def test_matching_one_replica_on_two_replicas_needs_half_the_batch():
         "print(json.dumps([check((strategy, 16, 0.1)), check((strategy, 32, 0.1))]))")
     assert out[0] is None
     assert out[1].startswith("the weights differ from the one-device run") and "64 (2 replica(s) x 32)" in out[1]
+
+
+def test_kernel_on_model_axis_reads_the_sharding_back():
+    code = """
+import io, json, contextlib
+import keras
+from keras import distribution as dist
+from helpers.exercises import check
+
+def verdict(layouts):
+    mesh = dist.DeviceMesh((1, 2), ["batch", "model"], dist.list_devices())
+    layout = dist.LayoutMap(mesh)
+    for key, value in layouts.items():
+        layout[key] = value
+    dist.set_distribution(dist.ModelParallel(layout_map=layout, batch_dim_name="batch"))
+    model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, name="hidden"),
+                              keras.layers.Dense(46, name="output")])
+    dist.set_distribution(None)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check("ch8.kernel_on_model_axis", model)
+    return out.getvalue().strip()
+
+print(json.dumps({
+    "solution": verdict({".*hidden/kernel": ("model", None), ".*output/kernel": (None, "model")}),
+    "start": verdict({".*hidden/kernel": ("model", None)}),
+    "rows": verdict({".*output/kernel": ("model", None)}),
+    "not a model": (lambda: (check("ch8.kernel_on_model_axis", 3)))() or "",
+}))
+"""
+    found = run_python(code, KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    assert found["solution"] == "[ch8.kernel_on_model_axis] Correct. Well done."
+    assert re.match(r"\[ch8.kernel_on_model_axis\] Not yet: the last Dense kernel \(sequential\w*/output/kernel\) "
+                    r"is laid out as \(None, None\)", found["start"])
+    assert "split along its rows" in found["rows"]

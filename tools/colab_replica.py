@@ -171,10 +171,13 @@ def tensorboard_shows_the_profile(venv_python: Path) -> bool:
 
 
 def not_run_on_the_replica(executed) -> list[str]:
-    """Names of executed notebooks whose setup cell did not report the replica's TensorFlow (a kernelspec
-    elsewhere on the machine could have sent them to another Python)."""
-    expected = f"Versions: TensorFlow {pinned('tensorflow-cpu')} "
-    return [path.name for path in executed if not path.exists() or expected not in path.read_text(encoding="utf-8")]
+    """Names of executed notebooks whose setup cell did not report the replica's TensorFlow, or for a chapter on the
+    JAX backend the replica's Keras and JAX (a kernelspec elsewhere on the machine could have sent them to another
+    Python)."""
+    expected = (f"Versions: TensorFlow {pinned('tensorflow-cpu')} ",
+                f"Versions: Keras {pinned('keras')} on JAX {pinned('jax')} ")
+    return [path.name for path in executed
+            if not path.exists() or not any(text in path.read_text(encoding="utf-8") for text in expected)]
 
 
 if __name__ == "__main__":
