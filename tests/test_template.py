@@ -87,7 +87,8 @@ def run_setup_cell(cwd, *, url=None, python_flags=("-S",)):
     import subprocess
     import sys
 
-    source = template.setup_source("0" * 40).replace("course = helpers.setup(fast=FAST, devices=DEVICES)",
+    setup_call = "course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)"
+    source = template.setup_source("0" * 40).replace(setup_call,
                                                      "print('helpers from', helpers.__file__)")
     if url:
         source = source.replace(f"git+{template.repository()}", url)
