@@ -15,7 +15,7 @@ from helpers.chapters import ch08_bigger_than_one_device as ch8
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class XlaRuntimeError(RuntimeError):  # named like JAX's
+class JaxRuntimeError(RuntimeError):  # named like JAX's
     pass
 
 
@@ -52,7 +52,7 @@ def test_only_out_of_memory_means_too_big():
 
 @pytest.mark.parametrize("err, oom", [
     (ch8.ResourceExhaustedError("OOM when allocating tensor"), True),  # TensorFlow's class name
-    (XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.2GiB"), True),  # JAX's message
+    (JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.2GiB"), True),  # JAX's message
     (MemoryError(), True),
     (RuntimeError("INTERNAL: something else"), False),
 ])

@@ -10,8 +10,8 @@ from helpers.course import CourseError, whole_number
 
 # notebook cell: largest_batch
 def is_out_of_memory(err: BaseException) -> bool:
-    """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ..."); JAX raises an
-    XlaRuntimeError whose message starts with RESOURCE_EXHAUSTED; Python's own is MemoryError."""
+    """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ..."); JAX raises a
+    JaxRuntimeError whose message starts with RESOURCE_EXHAUSTED; Python's own is MemoryError."""
     return (type(err).__name__ == "ResourceExhaustedError" or "RESOURCE_EXHAUSTED" in str(err)
             or isinstance(err, MemoryError))
 
