@@ -114,6 +114,6 @@ def test_the_chapter_runs_on_four_virtual_devices(monkeypatch):
     nb = execute(ROOT / "notebooks" / "08_bigger_than_one_device.ipynb")
     text = "".join(output.get("text", "") for cell in nb.cells if cell.cell_type == "code" for output in cell.outputs)
     assert "4 logical devices: cpu:0, cpu:1, cpu:2, cpu:3" in text
-    assert "DataParallel on 4 devices" in text and "same loss per epoch" in text
+    assert "DataParallel on 4 devices" in text and "same loss per epoch, up to float32 rounding" in text
     assert "mesh: {'batch': 2, 'model': 2}" in text
     assert "spec (None, 'model')" in text and "per device (2336, 23)" in text
