@@ -340,13 +340,18 @@ def _kernel_on_model_axis(answer):
     if not dense:
         return "the model has no Dense layer to shard."
     kernel = dense[-1].kernel
-    spec = tuple(getattr(getattr(kernel.value, "sharding", None), "spec", ()) or ())
+    sharding = getattr(kernel.value, "sharding", None)
+    if sharding is not None and len(sharding.device_set) == 1:
+        # One device: JAX keeps every weight whole whatever the layout says, so a split cannot be read back.
+        return ("this runtime has one device, so no weight can be split and the check cannot see your layout. On a "
+                "CPU runtime set DEVICES = 2 in the parameters cell, restart the runtime and run the notebook again.")
+    spec = tuple(getattr(sharding, "spec", ()) or ())
     spec = spec + (None,) * (2 - len(spec))
     if spec == (None, "model"):
         return None
     if spec == ("model", None):
         return ("the kernel is split along its rows (the inputs); the goal is its columns (the outputs): "
                 "(None, 'model').")
-    return (f"the last Dense kernel ({kernel.path}) is laid out as {spec}: add a LayoutMap entry whose key (a regex "
-            "that must match the whole path) matches it, with the layout (None, 'model'); build the model after "
-            "set_distribution.")
+    return (f"the last Dense kernel ({kernel.path}) is laid out as {spec}: add a LayoutMap entry whose key (a regular "
+            "expression such as '.*name/kernel') matches its path, with the layout (None, 'model'); build the model "
+            "after set_distribution.")

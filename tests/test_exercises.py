@@ -279,8 +279,8 @@ import keras
 from keras import distribution as dist
 from helpers.exercises import check
 
-def verdict(layouts):
-    mesh = dist.DeviceMesh((1, 2), ["batch", "model"], dist.list_devices())
+def verdict(layouts, devices=2):
+    mesh = dist.DeviceMesh((1, devices), ["batch", "model"], dist.list_devices()[:devices])
     layout = dist.LayoutMap(mesh)
     for key, value in layouts.items():
         layout[key] = value
@@ -297,6 +297,7 @@ print(json.dumps({
     "solution": verdict({".*hidden/kernel": ("model", None), ".*output/kernel": (None, "model")}),
     "start": verdict({".*hidden/kernel": ("model", None)}),
     "rows": verdict({".*output/kernel": ("model", None)}),
+    "one device": verdict({".*output/kernel": (None, "model")}, devices=1),
     "not a model": (lambda: (check("ch8.kernel_on_model_axis", 3)))() or "",
 }))
 """
@@ -305,3 +306,4 @@ print(json.dumps({
     assert re.match(r"\[ch8.kernel_on_model_axis\] Not yet: the last Dense kernel \(sequential\w*/output/kernel\) "
                     r"is laid out as \(None, None\)", found["start"])
     assert "split along its rows" in found["rows"]
+    assert "has one device" in found["one device"] and "set DEVICES = 2" in found["one device"]
