@@ -10,7 +10,7 @@ FAST ?= 1
 DEVICES ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup test unit notebook lint run lab template outputs data clean colab tensorboard screenshots \
+.PHONY: setup test unit notebook lint run lab template outputs data clean colab colab-environment tensorboard screenshots \
 	browser test-browser
 
 setup: $(STAMP)
@@ -18,7 +18,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v <= (3, 13) else "Python 3.11-3.13 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-compile -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/python -c "import helpers, tensorflow, nbval"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
@@ -48,6 +48,10 @@ run: setup
 # fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices).
 colab:
 	$(PYTHON) tools/colab_replica.py
+
+# Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
+colab-environment:
+	$(PYTHON) tools/colab_replica.py --environment-only
 
 lab: setup
 	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
