@@ -15,10 +15,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
 
+# pip compiles .pyc at install time, keep it: where PYTHONDONTWRITEBYTECODE is set (as on CI machines) nothing else
+# writes them, and every process would compile TensorFlow's Python again (a fresh-clone `make test` took 1.7x as long).
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v <= (3, 13) else "Python 3.11-3.13 is needed, found %d.%d: run make PYTHON=python3.11 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-compile -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/python -c "import helpers, tensorflow, nbval"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)

@@ -1,5 +1,7 @@
 """`make colab`'s decisions: what counts as the course install changing the platform, and a wrong kernel."""
 
+import pytest
+
 from tools import colab_replica
 
 
@@ -62,3 +64,11 @@ def test_a_jax_chapter_run_by_another_keras_or_jax_is_named(tmp_path):
     good.write_text(f'"Versions: Keras {keras_version} on JAX {jax_version} (backend jax), Python 3.13.0"')
     newer_jax.write_text(f'"Versions: Keras {keras_version} on JAX 0.10.2 (backend jax), Python 3.13.0"')
     assert colab_replica.not_run_on_the_replica([good, newer_jax]) == ["08_b.ipynb"]
+
+
+def test_environment_only_builds_the_venv_and_stops(monkeypatch):
+    built = []
+    monkeypatch.setattr(colab_replica, "build_environment", lambda python: built.append(python) or "venv-python")
+    monkeypatch.setattr(colab_replica, "install_course", lambda venv_python: pytest.fail("the course was installed"))
+    assert colab_replica.main(["--environment-only", "--python", "python3.13"]) == 0
+    assert built == ["python3.13"]

@@ -97,8 +97,7 @@ def build_environment(python: str) -> Path:
         shutil.rmtree(VENV, ignore_errors=True)
         run(python, "-m", "venv", VENV)
         run(venv_python, *PIP, "install", f"pip=={pinned('pip')}")
-        # No .pyc for all 161 packages up front (CPU time CI does not have): Python compiles what is imported.
-        run(venv_python, *PIP, "install", "--no-compile", "-r", PINS)
+        run(venv_python, *PIP, "install", "-r", PINS)
         extra = unpinned_packages(freeze(venv_python))
         if extra:
             raise SystemExit(f"make colab: {PINS} misses what these packages' dependencies pulled in: "
