@@ -155,9 +155,14 @@ def _faster_pipeline(answer):
             return ("faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does "
                     f"({len(one_epoch)} labels came out for {len(paths)} files).")
         steps = -(-len(paths) // 64)  # batches per epoch; the timing starts after one full epoch
-        rates = [examples_per_second(make(paths, names).repeat(), batches=2 * steps, warmup=steps + 1)
-                 for make in (slow, faster)]
-    ratio = rates[1] / rates[0]
+        # Each pipeline's best of three, taken in turns: a busy machine (another notebook, a shared Colab VM) slows
+        # single short runs at random, and must not turn a right answer into a wrong one.
+        datasets = [make(paths, names).repeat() for make in (slow, faster)]
+        rates = [[], []]
+        for _ in range(3):
+            for rate, dataset in zip(rates, datasets):
+                rate.append(examples_per_second(dataset, batches=2 * steps, warmup=steps + 1))
+    ratio = max(rates[1]) / max(rates[0])
     if ratio >= 2:
         return None
     return (f"faster_pipeline delivered {ratio:.1f}x slow_pipeline's images/s; 2x is the goal. Decode in parallel "
