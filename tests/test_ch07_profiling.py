@@ -4,6 +4,7 @@ the chapter reads), and the profile benchmark."""
 from __future__ import annotations
 
 import json
+import re
 import time
 import tomllib
 from pathlib import Path
@@ -161,7 +162,10 @@ def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, c
     naive, fixed = result["results"]
     assert naive["pipeline"] == "naive" and fixed["pipeline"] == "fixed"
     assert naive["steps"] > 0 and fixed["steps"] > 0
-    assert naive["verdict"].startswith("input-bound") and not fixed["verdict"].startswith("input-bound")
+    # How input-bound the naive step is depends on the load beside it (47% to 90% seen), so compare the two runs
+    waiting = {r["pipeline"]: r["input_ms"] / r["step_ms"] for r in (naive, fixed)}
+    assert waiting["naive"] > 0.25 and waiting["naive"] > 3 * waiting["fixed"]
+    assert all(re.fullmatch(r"[a-z ]+-bound: \d+% .*waits for data", r["verdict"]) for r in (naive, fixed))
     assert result["speedup"] == pytest.approx(naive["step_ms"] / fixed["step_ms"], rel=0.02) and result["speedup"] > 1
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
