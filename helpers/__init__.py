@@ -19,8 +19,8 @@ from helpers.course import Course, CourseError, setup  # noqa: E402
 
 # The plumbing several chapters share. Chapter code is in helpers/chapters, runnable programs in helpers/programs,
 # and the benchmark command line in helpers/bench.py; none of those is imported here.
-PLUMBING = ("cluster", "course", "data", "devices", "exercises", "images", "models", "plots", "processes", "report",
-            "tables", "timing", "widgets")
+PLUMBING = ("cluster", "course", "data", "devices", "errors", "exercises", "images", "models", "plots", "processes",
+            "report", "storage", "tables", "timing", "widgets")
 __all__ = ["Course", "CourseError", "setup"]
 __version__ = "0.1.0"
 

@@ -9,6 +9,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from helpers.errors import CourseError  # noqa: F401  (re-exported: helpers.course.CourseError)
+
 # The versions CI runs every notebook on: a replica of Colab's runtime (tools/platforms/colab.txt, the oldest)
 # and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks both files agree.
 # Two combinations, by position: Colab's first, the newest releases second.
@@ -18,10 +20,6 @@ MIN_KERAS = (3, 13)
 MAX_DEVICES = 16
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
-
-
-class CourseError(Exception):
-    """A mistake the learner can fix; the message says which call, what was wrong and what to do."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 import re
+import time
 
 import keras
 import pytest
@@ -307,3 +308,18 @@ print(json.dumps({
                     r"is laid out as \(None, None\)", found["start"])
     assert "split along its rows" in found["rows"]
     assert "has one device" in found["one device"] and "set DEVICES = 2" in found["one device"]
+
+
+def test_timed_speedup_alternates_the_order_and_reads_the_baseline_against_itself():
+    from helpers.exercises import timed_speedup
+    order = []
+    result = timed_speedup(lambda: order.append("a") or time.sleep(0.02), lambda: order.append("b"), repeats=4)
+    assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert result.ratio > 10 and len(result.baseline_s) == len(result.candidate_s) == 4
+    assert result.noise >= 1 and result.reaches(5) and not result.reaches(1000)
+    assert "x (the starting code against itself varied" in str(result)
+
+
+def test_a_speedup_inside_the_noise_does_not_reach_any_goal():
+    from helpers.exercises import Speedup
+    assert not Speedup(ratio=1.5, noise=1.8, baseline_s=[1.0], candidate_s=[1.0]).reaches(1.2)
