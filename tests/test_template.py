@@ -174,3 +174,45 @@ def test_a_figure_needs_a_caption_right_after_it():
         "cell 0 draws a figure without a caption (a markdown cell '*Figure: ... Look at ...*' right after it)"]
     nb.cells[1].source = "*Figure: the bars. Look at the first one.*"
     assert template.output_problems(nb) == []
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("The cached pipeline was faster here.", "'faster'"),
+    ("Scaling the rate recovers most of that gap.", "'recovers most of'"),
+    ("Input dominates the step on this runtime.", "'dominates'"),
+    ("The two policies are within noise.", "'within noise'"),
+    ("Two replicas ran twice as fast as one.", "'twice as fast'"),
+    ("If the cached pipeline is not faster, look at the decode step.", None),  # a condition
+    ("Look at which bar is taller: that is the faster pipeline.", None),  # what to look for
+    ("The formula predicts a 2x speed-up.", None),  # a prediction
+    ("Goyal et al. report near-linear speed-ups up to 8k.", None),  # a published figure with its source
+    ("## Make a slow pipeline faster", None),  # a heading
+    ("The printed verdict says which pipeline is faster.", None),
+])
+def test_markdown_comparative_reading_check(text, flagged):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_markdown_cell(text)])
+    found = template.comparative_problems(nb)
+    if flagged is None:
+        assert found == []
+    else:
+        [problem] = found
+        assert problem.startswith(f"cell 1: markdown reads a measurement ({flagged})")
+
+
+def test_the_header_may_promise_a_faster_pipeline():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n- A pipeline 10 times faster.")])
+    assert template.comparative_problems(nb) == []
+
+
+def test_a_markdown_cell_over_250_words_is_flagged():
+    short, long = "word " * 250, "word " * 251
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(short), nbformat.v4.new_markdown_cell(long)])
+    assert template.long_markdown_problems(nb) == ["cell 1: markdown of 251 words (at most 250: split it, fold "
+                                                   "version notes into <details>)"]
+
+
+def test_glossary_links_must_name_a_term_it_has():
+    cell = nbformat.v4.new_markdown_cell("[XLA](https://x/GLOSSARY.md#xla) and [it](https://x/GLOSSARY.md#no-such-term)")
+    assert template.glossary_problems(nbformat.v4.new_notebook(cells=[cell])) == [
+        "cell 0: links GLOSSARY.md#no-such-term, which has no such heading (add the term to GLOSSARY.md)"]
+    assert {"the-original-tutorials", "self-time", "tf_config", "avx-512-bf16"} <= template.glossary_anchors()
