@@ -1,9 +1,11 @@
+import os
 import pathlib
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import helpers
 from helpers import images
 from helpers.chapters import ch05_input_pipelines as pipelines
 
@@ -82,12 +84,52 @@ def test_pipeline_rates_measures_every_variant(folder, monkeypatch):
     paths, labels, names = folder
     seen = []
 
-    def fake_rate(ds, *, batches, warmup=2):
+    def fake_rates(ds, *, batches, warmup=2):
         seen.append((batches, warmup))
-        return 100.0 * len(seen)
+        return [100.0 * len(seen)] * 5
 
-    monkeypatch.setattr("helpers.timing.examples_per_second", fake_rate)
+    monkeypatch.setattr(pipelines, "images_per_second", fake_rates)
     rates = pipelines.pipeline_rates(paths, labels, names, latency_s=0.002, batch=8, batches=10)
     assert list(rates) == ["Python generator", "tf.data, parallel map", "tf.data, 32 threads, any order",
                            "tf.data, cached"]
     assert seen == [(5, 2), (10, 2), (10, 2), (10, 4)]  # fewer slow generator batches; the cache fills first
+
+
+def test_images_per_second_gives_one_rate_per_run_from_one_iterator():
+    rates = pipelines.images_per_second(tf.data.Dataset.range(100).batch(4), batches=10, warmup=3, runs=5)
+    assert len(rates) == 5 and all(rate > 0 for rate in rates)
+    with pytest.raises(helpers.CourseError, match=r"ran out before 3 \+ 10 batches; add \.repeat\(\)"):
+        pipelines.images_per_second(tf.data.Dataset.range(40).batch(4), batches=10, warmup=3)
+    with pytest.raises(helpers.CourseError, match=r"images_per_second\(batches=3\): use a whole number >= 5"):
+        pipelines.images_per_second(tf.data.Dataset.range(40).batch(4), batches=3)
+
+
+@pytest.mark.parametrize("new, base, reading", [
+    ([10, 11, 12], [4, 5, 6], "higher, outside the noise"),
+    ([1, 2, 3], [4, 5, 6], "lower, outside the noise"),
+    ([5, 6, 7], [4, 5, 6], "within noise"),  # the ranges overlap: no measured difference
+])
+def test_versus_reads_the_ratio_and_the_noise(new, base, reading):
+    ratio, said = pipelines.versus(new, base)
+    assert ratio == pytest.approx(sorted(new)[1] / sorted(base)[1]) and said == reading
+
+
+def test_spread_prints_the_median_and_the_range():
+    assert pipelines.spread([4350.0, 3900.0, 4600.0]) == "4,350 images/s (runs 3,900-4,600)"
+    assert pipelines.spread([1.33, 1.2, 1.5], "s") == "1.33 s (runs 1.20-1.50)"
+
+
+def test_pipeline_result_takes_repeated_rates_and_draws_their_range():
+    comparison = {0.0: {"Python generator": [900.0, 1000.0, 1100.0], "tf.data, cached": [9000.0, 10000.0, 12000.0]},
+                  0.002: {"Python generator": [300.0], "tf.data, cached": 21000.0}}
+    result = pipelines.pipeline_result(comparison)
+    assert result.rows[1] == ["0 ms", "tf.data, cached", 10000, 10.0]
+    assert result.extra == {"speedup_no_latency": 10.0, "speedup_with_latency": 70.0}
+    import matplotlib.container
+
+    containers = result.figure.axes[0].containers
+    assert any(isinstance(c, matplotlib.container.ErrorbarContainer) for c in containers)  # whiskers: min to max
+
+
+def test_usable_cores_is_what_this_process_may_run_on():
+    assert 1 <= pipelines.usable_cores() <= (os.cpu_count() or 1)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import statistics
 import time
 
 import numpy as np
@@ -15,10 +17,15 @@ from helpers.tables import Result
 LATENCY_S = 0.002  # simulated per-file storage latency: a network disk or a cloud bucket
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (what tf.data sizes its default thread pool by), not the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 # notebook cell: generator_dataset
 def generator_dataset(paths, labels, size=IMAGE_SIZE, latency_s=0.0):
-    """The naive baseline: a Python generator opens and decodes each file with PIL, one at a time. It runs under
-    Python's global interpreter lock (GIL), so from_generator cannot run it in parallel."""
+    """The naive baseline: a Python generator opens and decodes each file with PIL, one at a time. It is one
+    sequential loop (from_generator asks it for one element after another), so more cores do not speed it up."""
     from PIL import Image
 
     def generate():
@@ -42,8 +49,10 @@ def label_from_path(path, class_names):
 
 
 def read_image(path, size=IMAGE_SIZE, latency_s=0.0):
-    """Read, decode and resize one image file inside the tf.data graph (no Python, no GIL)."""
-    if latency_s:  # simulated storage latency; sleep releases the GIL, so parallel calls overlap
+    """Read, decode and resize one image file inside the tf.data graph (no Python, no GIL, unless latency_s adds
+    a simulated wait)."""
+    if latency_s:  # simulated storage latency. The sleep releases the GIL, but numpy_function takes it to enter and
+        # leave Python: parallel calls overlap their waits, and queue for the GIL one at a time around them.
         tf.numpy_function(lambda: time.sleep(latency_s), [], [], stateful=True)
     image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
     return tf.image.resize(image, (size, size)) / 255.0
@@ -74,13 +83,56 @@ def file_dataset(paths, class_names, *, size=IMAGE_SIZE, latency_s=0.0, parallel
 # end of notebook cell
 
 
+# notebook cell: repeated_runs
+def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) -> list[float]:
+    """Images/s of `runs` consecutive stretches of batches // runs batches each, from one iterator after `warmup`
+    untimed batches (start-up, the first pass of a cache): repeated measurements, so a reading can show its spread."""
+    helpers.course.whole_number("images_per_second(runs=", runs, 1)
+    helpers.course.whole_number("images_per_second(warmup=", warmup, 0)
+    helpers.course.whole_number("images_per_second(batches=", batches, runs, hint=" (at least one batch per run)")
+    iterator = iter(dataset)
+    rates = []
+    try:
+        for _ in range(warmup):
+            next(iterator)
+        for _ in range(runs):
+            images, start = 0, time.perf_counter()
+            for _ in range(batches // runs):
+                images += int(tf.shape(tf.nest.flatten(next(iterator))[0])[0])
+            rates.append(images / (time.perf_counter() - start))
+    except StopIteration:
+        raise helpers.CourseError(f"images_per_second(): the dataset ran out before {warmup} + {batches} batches; "
+                                  "add .repeat() or ask for fewer batches.") from None
+    return rates
+
+
+def spread(values, unit: str = "images/s") -> str:
+    """'4,350 images/s (runs 3,900-4,600)': the median and the range of repeated measurements."""
+    form = "{:,.0f}" if max(values) >= 100 else "{:.2f}"
+    return (f"{form.format(statistics.median(values))} {unit} "
+            f"(runs {form.format(min(values))}-{form.format(max(values))})")
+
+
+def versus(new, base) -> tuple[float, str]:
+    """new's median over base's, and whether the two sets of repeated measurements are apart: "higher" or "lower"
+    when every run of one is above every run of the other (outside the noise), else "within noise"."""
+    ratio = statistics.median(new) / statistics.median(base)
+    if min(new) > max(base):
+        return ratio, "higher, outside the noise"
+    if max(new) < min(base):
+        return ratio, "lower, outside the noise"
+    return ratio, "within noise"
+# end of notebook cell
+
+
 # notebook cell: pipeline_rates
 IO_THREADS = 32  # for blocking reads: many threads wait on storage at once while few cores decode
 
 
 def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=30):
-    """Images/s delivered by each way of reading the files, with no model attached, as measured by
-    helpers.timing.examples_per_second. The cached variant is timed after one full epoch has filled its cache."""
+    """Images/s delivered by each way of reading the files, with no model attached: five repeated runs each
+    (images_per_second), so every reading shows its spread. The cached variant is timed after one full epoch has
+    filled its cache."""
     def batched(ds):
         return ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE)
 
@@ -93,11 +145,26 @@ def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batch
             file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)),
     }
     epoch = -(-len(paths) // batch)
-    slow_generator = max(4, batches // 2)  # with latency the generator crawls: fewer batches give the same rate
-    return {name: helpers.timing.examples_per_second(
+    slow_generator = max(5, batches // 2)  # with latency the generator crawls: fewer batches give the same rate
+    return {name: images_per_second(
                 ds, batches=slow_generator if name == "Python generator" and latency_s else batches,
                 warmup=epoch + 1 if "cached" in name else 2)
             for name, ds in variants.items()}
+
+
+def wait_only_rates(threads, latency_s, batch=64, batches=20):
+    """Images/s of the simulated storage wait alone (numpy_function + sleep: no file, no decoding) in `threads`
+    parallel calls. With nothing else in the way that would be threads / latency_s; the GIL, which numpy_function
+    takes to enter and leave Python around each sleep, and the cores the threads share, keep it lower."""
+    def wait(x):
+        tf.numpy_function(lambda: time.sleep(latency_s), [], [], stateful=True)
+        return x
+
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = threads
+    options.deterministic = False
+    ds = tf.data.Dataset.range(1).repeat().map(wait, num_parallel_calls=threads).with_options(options)
+    return images_per_second(ds.batch(batch).prefetch(tf.data.AUTOTUNE), batches=batches)
 # end of notebook cell
 
 
@@ -111,18 +178,27 @@ def pipeline_comparison(fast: bool, root=None) -> dict:
             for latency in (0.0, LATENCY_S)}
 
 
+def _median(rate) -> float:
+    """A rate, or the median of repeated rates."""
+    return statistics.median(rate) if isinstance(rate, (list, tuple)) else float(rate)
+
+
 def best_speedup(rates: dict) -> float:
-    """The fastest tf.data variant's images/s over the Python generator's."""
-    return max(v for k, v in rates.items() if k != "Python generator") / rates["Python generator"]
+    """The fastest tf.data variant's images/s over the Python generator's (medians of repeated runs)."""
+    return max(_median(v) for k, v in rates.items() if k != "Python generator") / _median(rates["Python generator"])
 
 
 def pipeline_result(comparison: dict) -> Result:
-    """The table, bar chart and summary ratios of a {latency: {variant: images/s}} comparison."""
-    rows = [[f"{latency * 1000:g} ms", name, round(rate), round(rate / rates["Python generator"], 1)]
+    """The table, bar chart (whiskers: the range of repeated runs) and summary ratios of a
+    {latency: {variant: images/s, or a list of repeated images/s}} comparison."""
+    rows = [[f"{latency * 1000:g} ms", name, round(_median(rate)), round(_median(rate) / _median(
+             rates["Python generator"]), 1)]
             for latency, rates in comparison.items() for name, rate in rates.items()]
-    fig = helpers.plots.bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows], [r[2] for r in rows],
+    runs = [list(r) if isinstance(r, (list, tuple)) else [r] for rates in comparison.values() for r in rates.values()]
+    fig = helpers.plots.bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows],
+                             [_median(r) for r in runs], errors=([min(r) for r in runs], [max(r) for r in runs]),
                              ylabel="images/s (log scale)", log=True,
-                             title="Reading and decoding image files, no model attached")
+                             title="Reading and decoding image files, no model attached (whiskers: range of runs)")
     extra = {"speedup_no_latency": round(best_speedup(comparison[0.0]), 2),
              "speedup_with_latency": round(best_speedup(comparison[LATENCY_S]), 2)}
     return Result("pipeline", ["latency", "variant", "images_per_s", "vs_generator"], rows, fig, extra)
