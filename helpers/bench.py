@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         if args.replicas is not None:  # one point of the sweep, run by scaling_point in a fresh process
             from helpers.chapters.ch02_multi_gpu import replica_throughput
 
-            point = replica_throughput(args.per_replica_batch, *((12, 2) if course.fast else (60, 4)))
+            point = replica_throughput(args.per_replica_batch, *((12, 4) if course.fast else (60, 4)))
             print(json.dumps({"benchmark": "scaling", "results": [point], "fast": course.fast}))
             return 0
         result = chapter_function(args.name)(course.fast)

@@ -1,0 +1,128 @@
+"""Chapter 4's exercises: each checker accepts its solution and refuses the starting code and each loophole."""
+
+import re
+
+import keras
+import pytest
+from conftest import run_python
+
+import helpers
+from helpers.exercises import ch4, check
+
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def verdict(capsys, name, answer):
+    assert check(name, answer) is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return out.rstrip("\n")
+
+
+@pytest.fixture
+def short_check(monkeypatch):
+    """Loopholes are refused on what the training did, whatever the timing said: time less of it."""
+    monkeypatch.setattr(ch4, "FUSED_REPEATS", 1)
+    monkeypatch.setattr(ch4, "FUSED_STEPS", 64)
+
+
+# ---------------------------------------------------------------------------- ch4.scaled_lr
+
+
+def test_scaled_lr_solution_is_the_linear_rule(capsys):
+    assert verdict(capsys, "ch4.scaled_lr", 0.4) == "[ch4.scaled_lr] Correct. Well done."
+
+
+def test_scaled_lr_refuses_the_square_root_rule_for_sgd(capsys):
+    out = verdict(capsys, "ch4.scaled_lr", 0.2)
+    assert "square-root rule, for Adam-type optimizers" in out and "SGD with momentum" in out
+
+
+# ---------------------------------------------------------------------------- ch4.fused_steps
+
+
+def test_fused_steps_solution_is_accepted(capsys):
+    # The real check (5 alternating timed fits of 1,024 steps per side) on this machine, busy or not.
+    out = verdict(capsys, "ch4.fused_steps", lambda: ch4.fusing_model(steps_per_execution=32))
+    assert out == "[ch4.fused_steps] Correct. Well done.", out
+
+
+def test_fused_steps_refuses_the_starting_code_without_timing_it(capsys):
+    out = verdict(capsys, "ch4.fused_steps", ch4.fusing_model)
+    assert out.startswith("[ch4.fused_steps] Not yet: steps_per_execution is 1: every training step is still")
+
+
+def test_fused_steps_refuses_a_model_instead_of_the_function(capsys):
+    out = verdict(capsys, "ch4.fused_steps", ch4.fusing_model(steps_per_execution=32))
+    assert "pass the function that builds and compiles the model" in out
+
+
+def test_fused_steps_refuses_an_uncompiled_model(capsys):
+    out = verdict(capsys, "ch4.fused_steps", helpers.models.reuters_bag_of_words)
+    assert "must return a compiled Keras model" in out
+
+
+def test_fused_steps_refuses_a_smaller_model(capsys, short_check):
+    def smaller():
+        model = keras.Sequential([keras.Input((ch4.FUSED_FEATURES,)), keras.layers.Dense(ch4.FUSED_CLASSES)])
+        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
+        return model
+
+    assert "this is not the starting model and optimizer" in verdict(capsys, "ch4.fused_steps", smaller)
+
+
+def test_fused_steps_refuses_another_optimizer(capsys, short_check):
+    def sgd():
+        model = ch4.fusing_model()
+        model.compile(optimizer="sgd", loss=LOSS, steps_per_execution=32)
+        return model
+
+    assert "this is not the starting model and optimizer" in verdict(capsys, "ch4.fused_steps", sgd)
+
+
+def test_fused_steps_refuses_training_fewer_steps(capsys, short_check):
+    class HalfTheSteps(keras.Sequential):  # a fit that quietly trains half of what it is asked to
+        def fit(self, *args, steps_per_epoch=None, **kwargs):
+            return super().fit(*args, steps_per_epoch=steps_per_epoch // 2, **kwargs)
+
+    def fewer():
+        model = HalfTheSteps(ch4.fusing_model().layers)
+        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
+        return model
+
+    out = verdict(capsys, "ch4.fused_steps", fewer)
+    assert re.search(r"your model made 64 optimizer steps where the starting one made 128, in 2 fits", out), out
+
+
+def test_fused_steps_refuses_a_setting_that_runs_past_the_epoch(capsys, short_check):
+    out = verdict(capsys, "ch4.fused_steps", lambda: ch4.fusing_model(steps_per_execution=48))
+    assert re.search(r"made 192 optimizer steps where the starting one made 128.*divides 64 \(yours is 48\)", out), out
+
+
+def test_fused_steps_refuses_a_changed_learning_rate(capsys, short_check):
+    def faster_rate():
+        model = ch4.fusing_model()
+        model.compile(optimizer=keras.optimizers.Adam(0.01), loss=LOSS, steps_per_execution=32)
+        return model
+
+    out = verdict(capsys, "ch4.fused_steps", faster_rate)
+    assert "your model's weights differ from the starting configuration's" in out, out
+
+
+def test_fused_steps_sizes_the_batch_from_the_replicas_of_the_learners_strategy():
+    # Under a 2-replica MirroredStrategy the check builds the starting model in the same strategy and feeds
+    # 32 examples per replica: the fused model then matches it step for step (timing aside).
+    out = run_python(
+        "import json, helpers\n"
+        "helpers.setup(devices=2, verbose=False)\n"
+        "from helpers.exercises import ch4\n"
+        "ch4.FUSED_REPEATS, ch4.FUSED_STEPS = 1, 32\n"
+        "strategy = helpers.devices.choose_strategy(verbose=False)\n"
+        "def mirrored():\n"
+        "    with strategy.scope():\n"
+        "        return ch4.fusing_model(steps_per_execution=8)\n"
+        "hint = ch4._fused_steps(mirrored)\n"
+        "print(json.dumps([strategy.num_replicas_in_sync, hint]))")
+    replicas, hint = out
+    assert replicas == 2
+    assert hint is None or hint.startswith("with steps_per_execution=8 your model trained the same 32 steps"), hint
