@@ -12,7 +12,8 @@ import os
 # Set before TensorFlow is imported; a learner can still export TF_CPP_MIN_LOG_LEVEL=0 to see them.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # On a GPU, take memory as needed instead of the whole card: the kernel and the processes the course
-# starts beside it (benchmarks, the scaling sweep, workers) share one GPU. Children inherit it.
+# starts beside it (benchmarks, the scaling sweep, workers) share one GPU. Children inherit it. On a GPU runtime
+# setup() prints a line saying so (devices.gpu_memory_note), and chapter 1 shows the variable.
 os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 
 from helpers.course import Course, CourseError, setup  # noqa: E402

@@ -12,10 +12,11 @@ OUTPUTS = ("logits", "softmax")
 
 # notebook cell: reuters_conv1d
 def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"):
-    """The seeds' Conv1D newswire classifier (332,856 parameters with the defaults).
+    """The Conv1D newswire classifier of the original tutorials (332,856 parameters with the defaults).
 
-    Starts from keras.Input (Embedding(input_length=...) is gone in Keras 3). output="logits" ends in a linear layer
-    (pair it with from_logits=True); "softmax" ends in probabilities.
+    Starts from keras.Input: Keras 3 drops Embedding(input_length=...) with a deprecation warning, which leaves a
+    model without an input shape unbuilt. output="logits" ends in a linear layer (pair it with from_logits=True);
+    "softmax" ends in probabilities.
     """
     for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
         helpers.course.whole_number(f"reuters_conv1d({name}=", value, 2)

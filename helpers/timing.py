@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
+
+import keras
+
+# isort: split
+# notebook cell: timing
 import statistics
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import keras
 import tensorflow as tf
 
 from helpers.course import CourseError, whole_number
 
 
 def printbar(label: str = "") -> None:
-    """The seeds' separator line, with this machine's local time to the millisecond.
+    """A separator line with this machine's local time to the millisecond: a log line, not a timer.
 
-    The seeds built it inside @tf.function with a fixed UTC+8 offset and whole seconds; plain
+    The 30-days tutorial built it inside @tf.function with a fixed UTC+8 offset and whole seconds; plain
     Python gets the time zone right and needs no graph.
     """
     now = datetime.now().astimezone()
@@ -31,22 +36,13 @@ def force(result):
 
 @dataclass
 class Timing:
-    """Repeated wall-clock times of one piece of work, in seconds."""
+    """Repeated wall-clock times of one piece of work, in seconds: their median and their spread (min, max)."""
 
     name: str
     times: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times)
-
-    @property
-    def min(self) -> float:
-        return min(self.times)
-
-    @property
-    def max(self) -> float:
-        return max(self.times)
+    median = property(lambda self: statistics.median(self.times))
+    min = property(lambda self: min(self.times))
+    max = property(lambda self: max(self.times))
 
     def __str__(self) -> str:
         return (
@@ -75,6 +71,7 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
         force(fn())
         timing.times.append(time.perf_counter() - start)
     return timing
+# end of notebook cell
 
 
 def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:
@@ -97,9 +94,11 @@ def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:
 
 
 class EpochTimer(keras.callbacks.Callback):
-    """Records each epoch's wall time and throughput during `fit`.
+    """Records each epoch's wall time and training throughput during `fit`.
 
-    The first epoch includes tracing/compilation, so `steady_seconds` is the median of the others.
+    The first epoch includes tracing/compilation, so `steady_seconds` is the median of the others. With
+    `validation_data`, Keras validates inside each epoch (before `on_epoch_end`): `validation_seconds` records that
+    part, and `samples_per_second` counts training time only.
     """
 
     def __init__(self, samples_per_epoch: int | None = None):
@@ -108,35 +107,64 @@ class EpochTimer(keras.callbacks.Callback):
             whole_number("EpochTimer(samples_per_epoch=", samples_per_epoch, 1)
         self.samples_per_epoch = samples_per_epoch
         self.epoch_seconds: list[float] = []
+        self.validation_seconds: list[float] = []
         self.epoch_steps: list[int] = []
+        self._in_epoch, self._validation_start = False, None
 
     def on_epoch_begin(self, epoch, logs=None):
         self._steps = 0
+        self._in_epoch, self._validation_start = True, None
         self._start = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         self._steps = batch + 1  # with steps_per_execution > 1 Keras reports only every n-th step
 
+    def on_test_begin(self, logs=None):
+        if self._in_epoch and self._validation_start is None:  # fit's validation, not a separate evaluate()
+            self._validation_start = time.perf_counter()
+
     def on_epoch_end(self, epoch, logs=None):
-        self.epoch_seconds.append(time.perf_counter() - self._start)
+        end = time.perf_counter()
+        self.epoch_seconds.append(end - self._start)
+        self.validation_seconds.append(end - self._validation_start if self._validation_start else 0.0)
         self.epoch_steps.append(self._steps)
+        self._in_epoch = False
+
+    @property
+    def train_seconds(self) -> list[float]:
+        """Each epoch's time without its validation pass."""
+        return [total - validation for total, validation in
+                itertools.zip_longest(self.epoch_seconds, self.validation_seconds[:len(self.epoch_seconds)],
+                                      fillvalue=0.0)]
+
+    @staticmethod
+    def _steady(seconds: list[float]) -> float:
+        if not seconds:
+            raise CourseError("EpochTimer: no epoch has finished yet; pass it to fit(callbacks=[...]).")
+        return statistics.median(seconds[1:] or seconds)
 
     @property
     def steady_seconds(self) -> float:
         """Median epoch time without the first epoch (or the only one, if there is just one)."""
-        if not self.epoch_seconds:
-            raise CourseError("EpochTimer: no epoch has finished yet; pass it to fit(callbacks=[...]).")
-        rest = self.epoch_seconds[1:] or self.epoch_seconds
-        return statistics.median(rest)
+        return self._steady(self.epoch_seconds)
+
+    @property
+    def steady_train_seconds(self) -> float:
+        """The same median, of the epochs' training parts only (without validation)."""
+        return self._steady(self.train_seconds)
 
     @property
     def samples_per_second(self) -> float | None:
+        """Training throughput: samples_per_epoch / steady_train_seconds (validation not counted)."""
         if self.samples_per_epoch is None:
             return None
-        return self.samples_per_epoch / self.steady_seconds
+        return self.samples_per_epoch / self.steady_train_seconds
 
     def __str__(self) -> str:
         text = f"epochs: {', '.join(_fmt(s) for s in self.epoch_seconds)}; steady {_fmt(self.steady_seconds)}"
+        validated = any(self.validation_seconds)
+        if validated:
+            text += f", of which training {_fmt(self.steady_train_seconds)} (the rest is validation)"
         if self.samples_per_second is not None:
-            text += f", {self.samples_per_second:,.0f} samples/s"
+            text += f", {self.samples_per_second:,.0f} {'training ' if validated else ''}samples/s"
         return text

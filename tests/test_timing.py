@@ -164,6 +164,29 @@ def test_epoch_timer_during_fit(tiny_data):
     assert text.count(",") >= 2 and "steady" in text and text.endswith("samples/s")
 
 
+def test_epoch_timer_counts_training_time_only_in_its_throughput(tiny_data):
+    # fit validates inside each epoch: samples/s is training throughput, not samples over training + validation.
+    x, y = tiny_data
+    timer = EpochTimer(samples_per_epoch=len(x))
+    model = tiny_model()
+    model.fit(x, y, batch_size=8, epochs=3, verbose=0, validation_data=(x, y), callbacks=[timer])
+    assert len(timer.validation_seconds) == 3 and all(v > 0 for v in timer.validation_seconds)
+    assert timer.train_seconds == [e - v for e, v in zip(timer.epoch_seconds, timer.validation_seconds)]
+    assert timer.samples_per_second == pytest.approx(32 / statistics.median(timer.train_seconds[1:]))
+    assert ", of which training " in str(timer) and str(timer).endswith("training samples/s")
+    model.evaluate(x, y, verbose=0, callbacks=[timer])  # outside fit: no epoch to charge it to
+    assert len(timer.validation_seconds) == 3
+
+
+def test_epoch_timer_splits_validation_from_training():
+    timer = EpochTimer(samples_per_epoch=100)
+    timer.epoch_seconds, timer.validation_seconds = [5.0, 3.0, 4.0], [1.0, 1.0, 2.0]
+    assert timer.steady_seconds == 3.5 and timer.steady_train_seconds == 2.0
+    assert timer.samples_per_second == 50.0
+    assert str(timer) == ("epochs: 5.00 s, 3.00 s, 4.00 s; steady 3.50 s, of which training 2.00 s (the rest is "
+                          "validation), 50 training samples/s")
+
+
 def test_epoch_timer_without_samples_has_no_throughput(tiny_data):
     x, y = tiny_data
     timer = EpochTimer()

@@ -15,7 +15,7 @@ def accelerators() -> list[str]:
 
 
 def matmul(fast: bool) -> Result:
-    """(10000x100) @ (100x100000) on every device (100x10000 in fast mode), median of repeats."""
+    """(10000x100) @ (100x100000) on every device ((10000x100) @ (100x10000) in fast mode), median of repeats."""
     n = 10_000 if fast else 100_000
 
     def on(device):

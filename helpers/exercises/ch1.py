@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+import numpy as np
 
 from helpers.exercises import exercise
 
@@ -19,9 +20,26 @@ def _embedding_params(answer):
 @exercise("ch1.logits_model")
 def _logits_model(answer):
     model, loss = answer
-    activation = getattr(model.layers[-1], "activation", None)
-    if getattr(activation, "__name__", "") == "softmax":
-        return "the last Dense layer still applies softmax: make it linear (activation=None)."
+    # Observed: what the model outputs for a small batch of the chapter's input (4 newswires of 300 word indices).
+    words = np.random.default_rng(0).integers(1, 1000, size=(4, 300)).astype("int32")
+    try:
+        outputs = keras.ops.convert_to_numpy(model(words, training=False))
+    except Exception as err:  # noqa: BLE001 -- any failure becomes a hint
+        return (f"calling the model on a batch of shape (4, 300) failed ({type(err).__name__}): build it with "
+                "reuters_conv1d(output=...), which takes 300 word indices per newswire.")
+    if outputs.ndim != 2 or outputs.shape[-1] != 46:
+        return (f"the model outputs shape {tuple(outputs.shape)} for 4 newswires: it needs 46 numbers per newswire, "
+                "one per topic (shape (4, 46)).")
+    last = model.layers[-1] if getattr(model, "layers", None) else None
+    activation = getattr(getattr(last, "activation", None), "__name__", None)
+    if (outputs >= 0).all() and np.allclose(outputs.sum(axis=-1), 1.0, atol=1e-3):
+        if activation == "softmax":
+            return "the last Dense layer still applies softmax: make it linear (activation=None)."
+        return ("the model outputs probabilities (every row is non-negative and sums to 1), not logits: remove the "
+                "softmax after the last Dense layer and make that layer linear (activation=None).")
+    if activation not in (None, "linear"):  # e.g. a sigmoid: not logits either
+        return (f"the model's last layer ({type(last).__name__}, activation {activation}) does not output "
+                "logits: end in a Dense layer with activation=None.")
     if not isinstance(loss, keras.losses.SparseCategoricalCrossentropy):
         return "the labels are topic numbers (0..45): use keras.losses.SparseCategoricalCrossentropy."
     if not getattr(loss, "from_logits", False):
@@ -29,16 +47,33 @@ def _logits_model(answer):
     return None
 
 
+def _op_types(dataset):
+    """The op types in a tf.data pipeline's graph (its functions included)."""
+    import tensorflow as tf
+
+    graph = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset._variant_tensor, external_state_policy=1)  # 1: ignore
+    graph_def = tf.compat.v1.GraphDef.FromString(graph.numpy())
+    return {node.op for node in graph_def.node} | {
+        node.op for function in graph_def.library.function for node in function.node_def}
+
+
 @exercise("ch1.reshuffled_batches")
 def _reshuffled_batches(answer):
-    # Observed: two epochs of the learner's dataset must hold every number once each, in new batches.
-    epochs = [[sorted(int(v) for v in batch) for batch in answer] for _ in range(2)]
+    import tensorflow as tf
+
+    if not isinstance(answer, tf.data.Dataset):
+        return f"the answer is a {type(answer).__name__}: give the tf.data.Dataset itself (grouped)."
+    # Observed: three epochs of the learner's dataset must hold every number once each, in new batches. An unseeded
+    # shuffle deals the same two batches about 1 time in 126, so only three identical epochs are refused.
+    epochs = [[sorted(int(v) for v in batch) for batch in answer] for _ in range(3)]
     for epoch in epochs:
         if sorted(v for batch in epoch for v in batch) != list(range(10)):
             return "every epoch must hold each of the numbers 0..9 exactly once."
         if [len(batch) for batch in epoch] != [5, 5]:
             return "keep batches of 5."
-    if sorted(epochs[0]) == sorted(epochs[1]):
-        return ("epoch 2 has the same batches as epoch 1 (at most in another order): shuffle the examples before "
+    if all(sorted(epoch) == sorted(epochs[0]) for epoch in epochs[1:]):
+        return ("epochs 1 to 3 have the same batches (at most in another order): shuffle the examples before "
                 "batching them, after the cache.")
+    if not any(op.startswith("CacheDataset") for op in _op_types(answer)):
+        return "the pipeline has no cache(): cache the numbers first, then shuffle and batch them."
     return None

@@ -1,0 +1,101 @@
+"""Chapter 1's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+
+import keras
+import pytest
+import tensorflow as tf
+
+from helpers.exercises import check
+from helpers.models import reuters_conv1d
+
+
+def verdict(capsys, name, answer):
+    assert check(name, answer) is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.rstrip("\n")
+
+
+NOT_ANSWERED = "Not answered yet: replace the ... / None in the cell above"
+
+
+def conv1d(output="logits", **kwargs):  # the chapter's model: 300 word indices in, 46 topics out
+    return reuters_conv1d(output=output, **kwargs)
+
+
+def with_softmax_layer():  # logits, then a Softmax layer: the model outputs probabilities again
+    return keras.Sequential([*conv1d().layers, keras.layers.Softmax()])
+
+
+def with_softmax_op():  # a functional model whose last Dense is linear, then keras.ops.softmax: probabilities
+    inputs = keras.Input(shape=(300,), dtype="int32")
+    return keras.Model(inputs, keras.ops.softmax(conv1d()(inputs)))
+
+
+def with_sigmoid():
+    model = conv1d()
+    model.layers[-1].activation = keras.activations.sigmoid
+    return model
+
+
+LOGITS_LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda: (conv1d("logits"), LOGITS_LOSS), "Correct. Well done."),
+    (lambda: None, NOT_ANSWERED),  # the starting code: check(..., None)
+    (lambda: (conv1d("softmax"), LOGITS_LOSS), "the last Dense layer still applies softmax"),
+    (lambda: (conv1d("logits"), keras.losses.SparseCategoricalCrossentropy()), "build the loss with from_logits=True"),
+    (lambda: (conv1d("logits"), keras.losses.CategoricalCrossentropy(from_logits=True)),
+     "the labels are topic numbers"),
+    (lambda: (with_softmax_layer(), LOGITS_LOSS), "the model outputs probabilities (every row is non-negative"),
+    (lambda: (with_softmax_op(), LOGITS_LOSS), "the model outputs probabilities (every row is non-negative"),
+    (lambda: (with_sigmoid(), LOGITS_LOSS), "activation sigmoid) does not output logits"),
+    (lambda: (keras.Sequential([keras.layers.Dense(1)]), LOGITS_LOSS), "the model outputs shape (4, 1)"),
+    (lambda: (conv1d(num_classes=3), LOGITS_LOSS), "the model outputs shape (4, 3)"),
+    (lambda: (conv1d(maxlen=16), LOGITS_LOSS), "calling the model on a batch of shape (4, 300) failed"),
+], ids=["solution", "starting code", "softmax output", "probabilities loss", "one-hot loss", "Softmax layer",
+        "softmax op", "sigmoid", "Dense(1) alone", "3 classes", "other input length"])
+def test_logits_model(capsys, answer, says):
+    assert says in verdict(capsys, "ch1.logits_model", answer())
+
+
+def numbers():
+    return tf.data.Dataset.range(10)
+
+
+@pytest.mark.parametrize("answer, says", [
+    (lambda: numbers().cache().shuffle(10, seed=1).batch(5), "Correct. Well done."),  # the solution
+    (lambda: numbers().batch(5).cache().shuffle(2, seed=1), "epochs 1 to 3 have the same batches"),  # the starting code
+    # the original order
+    (lambda: numbers().shuffle(10, seed=1).batch(5).cache(), "epochs 1 to 3 have the same batches"),
+    (lambda: numbers().cache().shuffle(10, seed=1, reshuffle_each_iteration=False).batch(5),
+     "epochs 1 to 3 have the same batches"),
+    (lambda: numbers().cache().shuffle(10, seed=1).batch(4), "keep batches of 5"),
+    (lambda: numbers().take(8).cache().shuffle(8, seed=1).batch(4), "each of the numbers 0..9 exactly once"),
+    (lambda: numbers().shuffle(10, seed=1).batch(5), "the pipeline has no cache()"),
+    (lambda: [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], "give the tf.data.Dataset itself"),
+], ids=["solution", "starting code", "cache last", "no reshuffle", "other batch size", "lost numbers", "no cache",
+        "not a dataset"])
+def test_reshuffled_batches(capsys, answer, says):
+    assert says in verdict(capsys, "ch1.reshuffled_batches", answer())
+
+
+def split(dataset):
+    return sorted(sorted(int(v) for v in batch) for batch in dataset)
+
+
+def test_reshuffled_batches_accepts_an_unseeded_shuffle_whose_first_two_epochs_match(capsys):
+    # An unseeded shuffle deals epoch 2 into epoch 1's batches about 1 time in 126: find a global seed that does.
+    def unseeded():
+        return numbers().cache().shuffle(10).batch(5)
+
+    for seed in range(5000):
+        tf.random.set_seed(seed)
+        dataset = unseeded()
+        first, second, third = split(dataset), split(dataset), split(dataset)
+        if first == second != third:
+            break
+    else:
+        pytest.fail("no global seed in 0..4999 gave two equal epochs then a different one")
+    tf.random.set_seed(seed)  # the same three epochs again, drawn by the check
+    assert verdict(capsys, "ch1.reshuffled_batches", unseeded()).endswith("Correct. Well done.")
