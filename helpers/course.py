@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import sys
 import warnings
 from dataclasses import dataclass
@@ -262,49 +263,51 @@ def choose_fast(requested, accelerator: str | None) -> tuple[bool, str | None]:
 BACKENDS = ("tensorflow", "jax")
 
 
-def choose_backend(backend, devices: int) -> str:
-    """Set Keras's backend before Keras is imported (KERAS_BACKEND is read once, at the first `import keras`). For
-    JAX without a GPU or TPU, also ask XLA for `devices` virtual CPU devices, which must happen before JAX starts."""
+def choose_backend(backend) -> str:
+    """Set Keras's backend before Keras is imported (KERAS_BACKEND is read at the first `import keras`)."""
     backend = "tensorflow" if backend is None else backend
     if backend not in BACKENDS:
         raise CourseError(f"setup(backend={backend!r}): use one of {', '.join(map(repr, BACKENDS))} "
                           "(BACKEND in the parameters cell).")
     keras = sys.modules.get("keras")
     if keras is not None and keras.backend.backend() != backend:
+        # keras.config.set_backend() reloads Keras, but its docstring warns that every Keras object made before
+        # (layers, tensors, models, functions that use them) stops working: a restart is the safe switch.
         raise CourseError(f"setup(backend={backend!r}): Keras was already imported with the "
-                          f"{keras.backend.backend()!r} backend, and a running Python cannot switch. Restart the "
+                          f"{keras.backend.backend()!r} backend. Switching in a running Python "
+                          "(keras.config.set_backend) leaves every Keras object made before unusable. Restart the "
                           "runtime (Colab: Runtime > Restart session; Jupyter: Kernel > Restart) and run all again, "
                           "with no `import keras` before the setup cell.")
     os.environ["KERAS_BACKEND"] = backend
-    if backend == "jax":
-        _ask_for_virtual_cpu_devices(devices)
     return backend
 
 
-def _ask_for_virtual_cpu_devices(devices: int) -> None:
-    flag = "--xla_force_host_platform_device_count"
-    if "jax" in sys.modules:
-        import jax
+def check_jax_versions() -> tuple[str, str]:
+    """The installed Keras and JAX versions, read without importing either (importing Keras fixes its backend)."""
+    from importlib import metadata
 
-        found = jax.local_device_count("cpu")
-        if found != devices and jax.default_backend() == "cpu":
-            raise CourseError(f"setup(devices={devices}): JAX has already started with {found} CPU device(s) and "
-                              "cannot add more. Restart the runtime and run all again.")
-        return
-    kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if not f.startswith(flag)]
-    os.environ["XLA_FLAGS"] = " ".join([*kept, f"{flag}={devices}"])  # only the CPU platform reads it
-
-
-def check_jax_versions() -> None:
     try:
-        import jax
-        import keras
-    except ImportError as err:
-        raise CourseError(f"JAX is not installed ({err}): locally `make setup`; on Colab and Kaggle it is "
+        keras_version, jax_version = metadata.version("keras"), metadata.version("jax")
+    except metadata.PackageNotFoundError as err:
+        raise CourseError(f"{err.name} is not installed: locally `make setup`; on Colab and Kaggle JAX and Keras are "
                           "preinstalled (use a recent runtime).") from None
-    if _version_tuple(keras.__version__) < MIN_KERAS:
+    if _version_tuple(keras_version) < MIN_KERAS:
         raise CourseError(f"This course needs Keras >= {'.'.join(map(str, MIN_KERAS))}; this runtime has Keras "
-                          f"{keras.__version__} (JAX {jax.__version__}). Run `pip install -U keras`, then restart.")
+                          f"{keras_version} (JAX {jax_version}). Run `pip install -U keras`, then restart.")
+    return keras_version, jax_version
+
+
+def accelerator_without_starting_jax() -> str | None:
+    """A GPU or TPU for JAX, seen from the runtime's device files and variables (the signs helpers.devices.tpu_hint
+    reads) without starting JAX: starting it would fix its number of CPU devices before the notebook sets it."""
+    import glob
+
+    if glob.glob("/dev/nvidia[0-9]*"):
+        return "a GPU"
+    if (any(os.environ.get(name) for name in ("TPU_NAME", "TPU_ACCELERATOR_TYPE", "COLAB_TPU_ADDR"))
+            or any(os.path.exists(path) for path in ("/dev/accel0", "/dev/vfio/0"))):
+        return "a TPU"
+    return None
 
 
 def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool = True,
@@ -314,13 +317,13 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     imported.
 
     TensorFlow: splits the GPU (or, without one, the CPU) into `devices` logical devices, which must happen before
-    TensorFlow initialises. JAX: real GPUs/TPU cores are used as they are; without them, the CPU becomes `devices`
-    virtual devices. Running the same setup twice is harmless.
+    TensorFlow initialises. JAX: imports neither Keras nor JAX (see _setup_jax): the notebook sets KERAS_BACKEND and
+    JAX's number of CPU devices itself, in a cell the learner sees. Running the same setup twice is harmless.
     """
     check_fast(fast)
     devices = check_devices(int_from_env("COURSE_DEVICES", 1) if devices is None else devices)
     whole_number("setup(seed=", seed, 0)
-    if choose_backend(backend, devices) == "jax":
+    if choose_backend(backend) == "jax":
         return _setup_jax(fast, devices, seed, verbose)
     check_versions()  # before anything imports TensorFlow: a TPU runtime without it gets the install command
     from helpers import devices as device_tools
@@ -337,6 +340,9 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     if verbose:
         print(f"Course setup: {course}")
         print(versions_line())
+        memory = device_tools.gpu_memory_note()  # None without a GPU
+        if memory:
+            print(memory)
         # With a TPU attached, its own message says why the CPU and what to install, instead of "no GPU or TPU".
         message = tpu_missing if tpu_missing and fast else note
         if message:
@@ -345,23 +351,23 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
 
 
 def _setup_jax(fast, devices: int, seed: int, verbose: bool) -> Course:
-    # Where TensorFlow is installed, Keras imports it even on JAX (set_random_seed seeds it too): without its
-    # import-time log lines, as in the TensorFlow chapters.
-    quiet = "tensorflow" not in sys.modules and os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0") not in ("0", "1")
-    with native_stderr_silenced(quiet):
-        check_jax_versions()
-        import keras
+    """The JAX backend: check the versions and choose the mode without importing Keras or starting JAX, so that the
+    notebook's next cell can still set KERAS_BACKEND and XLA_FLAGS itself (Keras reads the first at its first import,
+    JAX the second when it starts its devices). `logical_devices` stays empty: JAX has not started."""
+    keras_version, jax_version = check_jax_versions()
+    # Not even TensorFlow: importing it imports Keras (TensorFlow 2.21's __init__ loads keras.src.optimizers), which
+    # would fix Keras's backend before the notebook sets it.
+    import numpy
 
-        keras.utils.set_random_seed(seed)
-    import jax
-
-    accelerator = jax.default_backend() if jax.default_backend() in ("gpu", "tpu") else None
-    fast, note = choose_fast(fast, accelerator)
-    names = tuple(f"{d.platform}:{d.id}" for d in jax.devices())
-    course = Course(fast=fast, devices=len(names), logical_devices=names)
+    random.seed(seed)  # Keras's own: keras.utils.set_random_seed(...) once the notebook has imported Keras
+    numpy.random.seed(seed)
+    fast, note = choose_fast(fast, accelerator_without_starting_jax())
+    course = Course(fast=fast, devices=devices, logical_devices=())
     if verbose:
-        print(f"Course setup: {course}")
-        print(f"Versions: Keras {keras.__version__} on JAX {jax.__version__} (backend {keras.backend.backend()}), "
+        mode = "ON (small data, few epochs)" if fast else "off (full size)"
+        print(f"Course setup: fast mode {mode}; Keras and JAX are imported by the notebook, after it sets "
+              "KERAS_BACKEND and XLA_FLAGS")
+        print(f"Versions: Keras {keras_version} on JAX {jax_version} (backend {os.environ['KERAS_BACKEND']}), "
               f"Python {sys.version.split()[0]}")
         if note:
             print(note)

@@ -40,6 +40,34 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+# CPU instructions that compute in a 16-bit float format natively, as Linux's /proc/cpuinfo names them: Intel AMX
+# tiles and AVX-512 (x86), Arm's BF16 extension and half-precision SIMD. Without them a CPU converts each 16-bit
+# value to float32 and back around the arithmetic.
+CPU_16BIT_FLAGS = {"bfloat16": ("amx_bf16", "avx512_bf16", "bf16"), "float16": ("amx_fp16", "avx512_fp16", "asimdhp")}
+
+
+def cpu_flags(cpuinfo: str | None = None) -> set[str] | None:
+    """The CPU's feature flags: the `flags` line (x86) or `Features` line (Arm) of /proc/cpuinfo, or of `cpuinfo`
+    when given. None where there is nothing to read (macOS, Windows): unknown, which is not the same as absent."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return None
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return set(value.split())
+    return None
+
+
+def cpu_16bit_support(flags: set[str] | None) -> dict[str, list[str] | None]:
+    """For "bfloat16" and "float16": which of CPU_16BIT_FLAGS the CPU has ([] for none), or None if unknown."""
+    return {dtype: None if flags is None else [name for name in names if name in flags]
+            for dtype, names in CPU_16BIT_FLAGS.items()}
+
+
 def nvidia_smi(query: str = "name,memory.total") -> list[list[str]]:
     """Rows from `nvidia-smi --query-gpu`, or [] where there is no NVIDIA driver."""
     if shutil.which("nvidia-smi") is None:
@@ -249,6 +277,27 @@ def tpu_runtime_missing() -> str | None:
     return (f"A TPU seems attached ({hint}), but TensorFlow {tf.__version__} here cannot use it (no tensorflow-tpu "
             f"package{'; ' + found if found else ''}). To use it, run `!{tpu_install_command()}` in a new cell, then "
             "restart the runtime and run all again. Until then this notebook runs at fast sizes on the host CPU.")
+
+
+def gpu_memory_note() -> str | None:
+    """On a GPU runtime, one line saying how TensorFlow takes GPU memory here and how to change it; else None.
+    TensorFlow reads TF_FORCE_GPU_ALLOW_GROWTH ("true" or "false") when it creates each GPU's memory allocator, and
+    it overrides tf.config.experimental.set_memory_growth (gpu_bfc_allocator.cc: "Overriding allow_growth
+    setting because the TF_FORCE_GPU_ALLOW_GROWTH environment variable is set")."""
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    value = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH")
+    change = ("to change it, restart the runtime and set os.environ[\"TF_FORCE_GPU_ALLOW_GROWTH\"] in a new cell above "
+              "the setup cell")
+    if value == "true":
+        return ("GPU memory: taken as needed (TF_FORCE_GPU_ALLOW_GROWTH=true, which `import helpers` sets unless it "
+                f"is set already; \"false\" takes most of each GPU's memory at start); {change}.")
+    if value == "false":
+        return f"GPU memory: most of each GPU's memory is taken at start (TF_FORCE_GPU_ALLOW_GROWTH=false); {change}."
+    setting = ("TF_FORCE_GPU_ALLOW_GROWTH is not set" if value is None else
+               f"TF_FORCE_GPU_ALLOW_GROWTH={value!r} is neither \"true\" nor \"false\"")
+    return ("GPU memory: as tf.config.experimental.set_memory_growth says (default: most of each GPU's memory at "
+            f"start), since {setting}; {change}.")
 
 
 def accelerator() -> str | None:

@@ -1,11 +1,13 @@
-"""Chapter 8: the largest-batch finder against a fake out-of-memory error, setup() on the JAX backend, and the chapter
-run with 4 virtual devices (nbval runs it with 2)."""
+"""Chapter 8: the largest-batch finder against a fake out-of-memory error, the simulated device's memory count,
+setup() on the JAX backend with the notebook's device cell, and the chapter run on the default runtime (4 virtual
+CPU devices) with its exercises' solutions (nbval runs it with 2 and the starting code)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import keras
+import nbformat
 import pytest
 from conftest import run_python
 
@@ -13,6 +15,7 @@ from helpers import CourseError
 from helpers.chapters import ch08_bigger_than_one_device as ch8
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "08_bigger_than_one_device.ipynb"
 
 
 class JaxRuntimeError(RuntimeError):  # named like JAX's
@@ -61,11 +64,18 @@ def test_out_of_memory_is_recognised_in_tensorflow_jax_and_python(err, oom):
     assert ch8.largest_batch(fake_device(fits_up_to=8, error=lambda m: err)[0]) == 8 if oom else True
 
 
-def test_the_simulated_device_counts_weights_and_activations():
-    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
+def test_the_simulated_device_counts_weights_gradients_optimizer_and_activations():
+    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])  # 55 numbers
+    with pytest.raises(CourseError, match="compile the model first"):
+        ch8.fixed_bytes(model)
+    model.compile(optimizer="adam", loss="mse")
+    held = ch8.fixed_bytes(model)
+    scalars = sum(ch8._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
+    assert held == {"weights": 4 * 55, "gradients": 4 * 55, "optimizer": 2 * 4 * 55 + scalars}
     assert ch8.activation_bytes_per_example(model) == 2 * 4 * 5
     ran = []
-    fixed_mb = 4 * 4 * model.count_params() / 1e6
+    fixed_mb = sum(held.values()) / 1e6
+    assert ch8.needed_mb(model, 100) == pytest.approx(fixed_mb + 40 * 100 / 1e6)
     try_batch = ch8.simulated_device(model, ran.append, memory_mb=fixed_mb + 40 * 100 / 1e6)
     try_batch(100)
     with pytest.raises(ch8.ResourceExhaustedError, match="batch 101"):
@@ -73,48 +83,152 @@ def test_the_simulated_device_counts_weights_and_activations():
     assert ran == [100]
     with pytest.raises(CourseError, match="memory_mb"):
         ch8.simulated_device(model, ran.append, memory_mb=0)
+    with pytest.raises(CourseError, match=r"try_batch\(2.5\)"):
+        try_batch(2.5)
 
 
-def test_setup_on_jax_gives_the_virtual_devices_asked_for():
-    found = run_python("""
-import json, os, helpers
-course = helpers.setup(fast=True, devices=3, backend="jax", verbose=False)
-import keras
-again = helpers.setup(devices=3, backend="jax", verbose=False)
-print(json.dumps({"backend": keras.backend.backend(), "devices": list(course.logical_devices),
-                  "flags": os.environ["XLA_FLAGS"], "again": len(again.logical_devices)}))
+@pytest.mark.parametrize("optimizer, copies", [
+    (keras.optimizers.SGD(0.1), 0),
+    (keras.optimizers.SGD(0.1, momentum=0.9), 1),
+    (keras.optimizers.SGD(0.1, gradient_accumulation_steps=4), 1),  # one accumulator per trainable weight
+    (keras.optimizers.Adam(gradient_accumulation_steps=4), 3),  # two moments and the accumulators
+])
+def test_the_optimizer_state_is_read_from_the_optimizer_accumulators_included(optimizer, copies):
+    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
+    model.compile(optimizer=optimizer, loss="mse")
+    held = ch8.fixed_bytes(model)["optimizer"]
+    scalars = sum(ch8._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
+    assert held - scalars == copies * 4 * 55
+
+
+def _run(code: str, **env) -> dict:
+    return run_python(code, **{"KERAS_BACKEND": "tensorflow", **env})
+
+
+# The notebook's device cell (sets KERAS_BACKEND and XLA_FLAGS, imports Keras and JAX), as a program's first line.
+DEVICE_CELL = "DEVICE_CELL = " + repr(next(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
+                                          if c.cell_type == "code" and "CPU_DEVICES = " in c.source))
+
+
+def test_setup_on_jax_imports_neither_keras_nor_jax_and_the_device_cell_sets_the_devices():
+    found = _run(DEVICE_CELL + """
+import json, os, sys, helpers
+os.environ.pop("COURSE_DEVICES", None)
+DEVICES = None
+course = helpers.setup(fast=True, devices=DEVICES, backend="jax", verbose=False)
+before = {"keras": "keras" in sys.modules, "backend": os.environ["KERAS_BACKEND"], "flags": os.environ.get("XLA_FLAGS"),
+          "logical": list(course.logical_devices)}
+exec(DEVICE_CELL)
+again = helpers.setup(fast=True, devices=DEVICES, backend="jax", verbose=False)  # running setup twice is harmless
+print(json.dumps({**before, "cpu": len(jax.devices("cpu")), "keras_backend": keras.backend.backend(),
+                  "after": os.environ["XLA_FLAGS"]}))
 """, XLA_FLAGS="--xla_cpu_use_thunk_runtime=true")
-    assert found["backend"] == "jax" and found["devices"] == ["cpu:0", "cpu:1", "cpu:2"] and found["again"] == 3
-    assert found["flags"] == "--xla_cpu_use_thunk_runtime=true --xla_force_host_platform_device_count=3"
+    assert found == {"keras": False, "backend": "jax", "flags": "--xla_cpu_use_thunk_runtime=true", "logical": [],
+                     "cpu": 4, "keras_backend": "jax", "after": "--xla_force_host_platform_device_count=4"}
+
+
+@pytest.mark.parametrize("devices, env, expected", [(None, "2", 2), (8, "2", 8), (1, None, 1)])
+def test_the_device_cell_reads_devices_then_course_devices_then_four(devices, env, expected):
+    found = _run(DEVICE_CELL + f"""
+import json, os, helpers
+os.environ.pop("COURSE_DEVICES", None)
+if {env!r}:
+    os.environ["COURSE_DEVICES"] = {env!r}
+DEVICES = {devices!r}
+course = helpers.setup(fast=True, devices=DEVICES, backend="jax", verbose=False)
+exec(DEVICE_CELL)
+print(json.dumps(len(jax.devices("cpu"))))
+""")
+    assert found == expected
 
 
 @pytest.mark.parametrize("code, message", [
     ("import keras; helpers.setup(backend='jax')", "Keras was already imported with the 'tensorflow' backend"),
     ("helpers.setup(backend='torch')", "setup(backend='torch'): use one of 'tensorflow', 'jax'"),
-    ("helpers.setup(devices=2, backend='jax'); helpers.setup(devices=4, backend='jax')",
-     "JAX has already started with 2 CPU device"),
+    ("import os; os.environ['KERAS_BACKEND'] = 'jax'; import jax; jax.devices(); DEVICES = 2; exec(DEVICE_CELL)",
+     "JAX had already started, with 1 CPU device(s), before this cell asked for 2"),
 ])
 def test_a_backend_or_device_count_that_cannot_be_had_is_a_clear_error(code, message):
-    found = run_python(f"""
+    found = _run(DEVICE_CELL + f"""
 import json, helpers
 try:
     {code}
     print(json.dumps("no error"))
 except helpers.CourseError as err:
     print(json.dumps(str(err)))
-""", KERAS_BACKEND="tensorflow")
+""")
     assert message in found and ("restart" in found.lower() or "use one of" in found)
+    if "already imported" in found:
+        assert "keras.config.set_backend" in found
 
 
-def test_the_chapter_runs_on_four_virtual_devices(monkeypatch):
-    from tools.template import execute  # `make outputs`' runner: a fresh kernel, which reads the environment below
+def with_solutions(nb):
+    """The notebook with each exercise's folded solution put in: the value, the line, or the function."""
+    import test_exercises_ch8 as ex
 
-    for name, value in {"COURSE_FAST": "1", "COURSE_DEVICES": "4", "COURSE_WIDGETS": "0"}.items():
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if cell.source.startswith("effective_batch = None"):
+            cell.source = cell.source.replace("effective_batch = None", "effective_batch = 128", 1)
+        elif 'check("ch8.exact_largest_batch"' in cell.source:
+            cell.source = ex.folded_solution("ch8.exact_largest_batch") + "\n\n" + cell.source.split("\n\n\n", 1)[1]
+        elif 'check("ch8.kernel_on_model_axis"' in cell.source:
+            first = cell.source.splitlines()[1]
+            cell.source = cell.source.replace(first, first + "\n" + ex.folded_solution("ch8.kernel_on_model_axis"))
+    return nb
+
+
+def test_the_chapter_runs_on_the_default_runtime_and_its_solutions_pass(monkeypatch):
+    from nbclient import NotebookClient
+
+    # The default runtime: no DEVICES, no COURSE_DEVICES (the device cell then asks JAX for 4 CPU devices).
+    monkeypatch.delenv("COURSE_DEVICES", raising=False)
+    for name, value in {"COURSE_FAST": "1", "COURSE_WIDGETS": "0"}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)  # an unmeasured kernel, as under nbval: 55 s, not 75
-    nb = execute(ROOT / "notebooks" / "08_bigger_than_one_device.ipynb")
+    monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)  # an unmeasured kernel, as under nbval
+    nb = with_solutions(nbformat.read(NOTEBOOK, as_version=4))
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     text = "".join(output.get("text", "") for cell in nb.cells if cell.cell_type == "code" for output in cell.outputs)
-    assert "4 logical devices: cpu:0, cpu:1, cpu:2, cpu:3" in text
+    assert "JAX CPU devices:     [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)]" in text
+    assert "global batch 64 = 16 per device x 4 device(s)" in text
     assert "DataParallel on 4 devices" in text and "same loss per epoch, up to float32 rounding" in text
     assert "mesh: {'batch': 2, 'model': 2}" in text
     assert "spec (None, 'model')" in text and "per device (2336, 23)" in text
+    for name in ("ch8.effective_batch", "ch8.exact_largest_batch", "ch8.kernel_on_model_axis"):
+        assert f"[{name}] Correct. Well done." in text, name
+
+
+@pytest.mark.parametrize("devices, expected", [
+    (1, ["global batch 16 = 16 per device x 1 device(s)", "DataParallel on 1 devices",
+         "1 device(s): the model axis has one device", "mesh: {'batch': 1, 'model': 1}"]),
+    (8, ["global batch 128 = 16 per device x 8 device(s), 4 steps an epoch", "DataParallel on 8 devices",
+         "mesh: {'batch': 4, 'model': 2}", "per device (2336, 23)"]),
+])
+def test_sections_3_and_4_size_the_global_batch_from_the_devices(monkeypatch, devices, expected):
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("COURSE_DEVICES", str(devices))
+    monkeypatch.setenv("COURSE_FAST", "1")
+    monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    # What sections 3 and 4 need: the parameters, setup, device, largest_batch and data cells, then the two sections.
+    nb.cells = [c for c in nb.cells if c.cell_type == "code" and "check(" not in c.source and "K, B = " not in c.source]
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    text = "".join(output.get("text", "") for cell in nb.cells for output in cell.outputs)
+    for line in [*expected, "same loss per epoch, up to float32 rounding"]:
+        assert line in text, line
+
+
+def test_setup_on_jax_sees_an_accelerator_without_starting_jax(monkeypatch):
+    from helpers import course
+
+    monkeypatch.setattr("glob.glob", lambda pattern: [])
+    monkeypatch.setattr("os.path.exists", lambda path: False)
+    assert course.accelerator_without_starting_jax() is None
+    monkeypatch.setenv("TPU_ACCELERATOR_TYPE", "v5litepod-1")
+    assert course.accelerator_without_starting_jax() == "a TPU"
+    monkeypatch.setattr("glob.glob", lambda pattern: ["/dev/nvidia0"] if pattern.startswith("/dev/nvidia") else [])
+    assert course.accelerator_without_starting_jax() == "a GPU"

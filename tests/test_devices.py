@@ -101,6 +101,34 @@ def test_cpu_name_falls_back_to_platform(monkeypatch):
     assert devices.cpu_name() == "i386"
 
 
+XEON_CPUINFO = ("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8481C\n"
+                "flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile\n\n"
+                "processor\t: 1\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile\n")
+EPYC_CPUINFO = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2 fma f16c\n"
+GRAVITON_CPUINFO = "processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd fphp asimdhp bf16 i8mm\n"
+
+
+@pytest.mark.parametrize("cpuinfo, bfloat16, float16", [
+    (XEON_CPUINFO, ["amx_bf16", "avx512_bf16"], ["avx512_fp16"]),
+    (EPYC_CPUINFO, [], []),
+    (GRAVITON_CPUINFO, ["bf16"], ["asimdhp"]),
+])
+def test_cpu_16bit_support_reads_the_flags(cpuinfo, bfloat16, float16):
+    assert devices.cpu_16bit_support(devices.cpu_flags(cpuinfo)) == {"bfloat16": bfloat16, "float16": float16}
+
+
+def test_cpu_flags_are_unknown_without_proc_cpuinfo(monkeypatch):
+    def no_proc(*args, **kwargs):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(devices, "open", no_proc, raising=False)  # macOS, Windows
+    assert devices.cpu_flags() is None
+    assert devices.cpu_16bit_support(devices.cpu_flags()) == {"bfloat16": None, "float16": None}
+    assert devices.cpu_flags("processor\t: 0\nmodel name\t: a CPU without a flags line\n") is None
+    monkeypatch.setattr(devices, "open", lambda *a, **k: io.StringIO(EPYC_CPUINFO), raising=False)
+    assert devices.cpu_flags() == {"fpu", "sse2", "avx2", "fma", "f16c"}
+
+
 # ---------------------------------------------------------------------------- nvidia-smi
 
 
@@ -249,6 +277,34 @@ def test_accelerator(monkeypatch, fake_gpus):
     assert devices.accelerator() == "a TPU"
     fake_gpus(2)
     assert devices.accelerator() == "2 GPU(s)"
+
+
+@pytest.mark.parametrize("value, says", [
+    ("true", "GPU memory: taken as needed (TF_FORCE_GPU_ALLOW_GROWTH=true, which `import helpers` sets"),
+    ("false", "GPU memory: most of each GPU's memory is taken at start (TF_FORCE_GPU_ALLOW_GROWTH=false)"),
+    (None, "since TF_FORCE_GPU_ALLOW_GROWTH is not set"),
+    ("yes", "TF_FORCE_GPU_ALLOW_GROWTH='yes' is neither"),
+])
+def test_gpu_memory_note_says_how_memory_is_taken_and_how_to_change_it(monkeypatch, fake_gpus, value, says):
+    fake_gpus(0)
+    assert devices.gpu_memory_note() is None  # nothing to say without a GPU
+    fake_gpus(1)
+    if value is None:
+        monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
+    else:
+        monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", value)
+    note = devices.gpu_memory_note()
+    assert says in note and "restart the runtime" in note and "above the setup cell" in note
+
+
+def test_setup_prints_the_gpu_memory_line_on_a_gpu_runtime(monkeypatch, capsys, fake_gpus):
+    import helpers
+
+    fake_gpus(1)
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    monkeypatch.setattr(devices, "split_device", lambda n: tf.config.list_logical_devices("CPU")[:n])
+    helpers.setup(fast="fast", devices=1)
+    assert "GPU memory: taken as needed" in capsys.readouterr().out
 
 
 def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_says_what_to_install(monkeypatch, capsys):

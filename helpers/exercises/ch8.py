@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from helpers.exercises import exercise
 
 
@@ -13,6 +15,70 @@ def _effective_batch(answer):
     if answer == 64:
         return "each update also averages over both devices: multiply by the number of devices too."
     return "one update sees per-device batch x accumulation steps x devices examples."
+
+
+# Simulated devices on which a batch of up to `fits` examples fits (None: not even `start`), searched from 8 to 4096.
+# Not powers of two, so that the doubling search alone is wrong; 8 and 4096 are the edges.
+EXACT_CASES = (100, 777, 191, 8, 4095, 4096, 10**6, None)
+
+
+def _trial(search, fits, start=8, limit=4096):
+    """Run the learner's search on a simulated device that fits up to `fits` examples; return (answer, tries)."""
+    from helpers.chapters.ch08_bigger_than_one_device import simulated_memory
+
+    per_example = 1e6  # 1 MB per example and 0.5 MB fixed: `fits` examples need fits + 0.5 MB, one more does not fit
+    memory_mb = 0.1 if fits is None else fits + 0.75
+    device = simulated_memory(0.5e6, per_example, memory_mb)
+    tried = []
+
+    def try_batch(batch):
+        tried.append(batch)
+        device(batch)
+
+    return search(try_batch, start, limit), tried
+
+
+@exercise("ch8.exact_largest_batch")
+def _exact_largest_batch(answer):
+    # Measured: the learner's search runs against simulated devices of several sizes, each try counted.
+    if not callable(answer):
+        return "pass your function itself, without calling it: exact_largest_batch, not exact_largest_batch(...)."
+    # Doubling from 8 to 4096 tries 10 sizes, halving the gap it leaves (up to 2048) 11 more; 2 spare.
+    most = math.ceil(math.log2(4096 / 8)) + 1 + math.ceil(math.log2(4096 / 2)) + 2
+    for fits in EXACT_CASES:
+        found, tried = _trial(answer, fits)
+        right = None if fits is None else min(fits, 4096)
+        outside = [b for b in tried if not 8 <= b <= 4096]
+        if outside:
+            return (f"it tried a batch of {outside[0]}, outside start..limit (8..4096): search only sizes from start "
+                    "to limit.")
+        if found != right:
+            where = ("where not even the start (8) fits" if fits is None
+                     else f"where batches of up to {fits} fit" if fits <= 4096 else "where every batch up to 4096 fits")
+            if found is not None and right is not None and found < right and found & (found - 1) == 0:
+                return (f"on a simulated device {where}, it returned {found}: the doubling stops at a power of two. "
+                        f"Search between the last size that fitted and the first that did not, halving the gap.")
+            return f"on a simulated device {where}, it returned {found!r}; the largest batch that fits is {right!r}."
+        if len(tried) > most:
+            return (f"right answer, but it tried {len(tried)} sizes on a device where batches of up to {fits} fit; "
+                    f"on a GPU each try is a training step (and a new compilation): halving the gap needs at most "
+                    f"{most}.")
+    # Only out-of-memory means "too big": another error (a shape mistake) must reach the learner. Here it comes from
+    # the sizes between the doublings, which only the halving tries; 128 and up run out of memory.
+    from helpers.chapters.ch08_bigger_than_one_device import ResourceExhaustedError
+
+    def broken(batch):
+        if batch > 64 and batch & (batch - 1):
+            raise ValueError("a shape mistake, not memory")
+        if batch > 100:
+            raise ResourceExhaustedError(f"OOM when allocating tensors for batch {batch}")
+
+    try:
+        found = answer(broken, 8, 4096)
+    except ValueError:
+        return None
+    return (f"a step that failed with a ValueError (not out of memory) was taken for 'too big' (it returned "
+            f"{found!r}): catch only out-of-memory errors (is_out_of_memory) and raise the others.")
 
 
 @exercise("ch8.kernel_on_model_axis")
@@ -29,8 +95,9 @@ def _kernel_on_model_axis(answer):
     sharding = getattr(kernel.value, "sharding", None)
     if sharding is not None and len(sharding.device_set) == 1:
         # One device: JAX keeps every weight whole whatever the layout says, so a split cannot be read back.
-        return ("this runtime has one device, so no weight can be split and the check cannot see your layout. On a "
-                "CPU runtime set DEVICES = 2 in the parameters cell, restart the runtime and run the notebook again.")
+        return ("the mesh has one device, so no weight can be split and the check cannot see your layout: "
+                "set DEVICES = 2 or another even number in the parameters cell (or leave it None: 4 CPU "
+                "devices), restart the runtime and run all again.")
     spec = tuple(getattr(sharding, "spec", ()) or ())
     spec = spec + (None,) * (2 - len(spec))
     if spec == (None, "model"):
