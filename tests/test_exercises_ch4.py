@@ -4,6 +4,7 @@ import re
 
 import keras
 import pytest
+import tensorflow as tf
 from conftest import run_python
 
 import helpers
@@ -126,3 +127,38 @@ def test_fused_steps_sizes_the_batch_from_the_replicas_of_the_learners_strategy(
     replicas, hint = out
     assert replicas == 2
     assert hint is None or hint.startswith("with steps_per_execution=8 your model trained the same 32 steps"), hint
+
+
+GLOBAL = 16
+
+
+def static_verdict(capsys, dataset):
+    check("ch4.static_batches", (dataset, GLOBAL))
+    return capsys.readouterr().out.strip()
+
+
+def uneven_range():
+    return tf.data.Dataset.range(10 * GLOBAL + 3).map(lambda i: (i, i))
+
+
+def test_static_batches_accepts_dropping_the_partial_batch(capsys):
+    assert static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True)).endswith("Correct. Well done.")
+
+
+def test_static_batches_refuses_the_starting_code(capsys):
+    assert "every batch must hold 16" in static_verdict(capsys, uneven_range().batch(GLOBAL))
+
+
+def test_static_batches_does_not_hang_on_a_repeated_dataset(capsys):
+    out = static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True).repeat())
+    assert "more than 10 batches, the range's whole batches: leave out repeat() and padding" in out
+
+
+def test_static_batches_refuses_stand_in_batches_of_the_right_shape(capsys):
+    stand_in = tf.data.Dataset.from_tensors((tf.zeros(GLOBAL, tf.int64),) * 2)
+    assert "must hold the range's first 160 examples" in static_verdict(capsys, stand_in)
+
+
+def test_static_batches_refuses_a_padded_last_batch_that_repeats_examples(capsys):
+    padded = uneven_range().concatenate(uneven_range().take(GLOBAL - 3)).batch(GLOBAL, drop_remainder=True)  # 11
+    assert "more than 10 batches" in static_verdict(capsys, padded)

@@ -103,11 +103,14 @@ STEP_PARTS = {"input": "infeed", "host compute": "host_compute", "device compute
 
 
 def step_breakdown(logdir) -> dict:
-    """Average step time and its parts in ms, the number of steps, and XProf's own conclusion."""
-    step_table = xprof_view(logdir, "input_pipeline_analyzer")[1]  # table 1: the step-time breakdown
+    """Average step time and its parts in ms, the number of steps, each step's time (their spread), and XProf's own
+    conclusion."""
+    step_table = xprof_view(logdir, "input_pipeline_analyzer")[1]  # table 1: the step-time breakdown, a row a step
     summary = step_table["p"]
     parts = {name: float(summary[f"{key}_time_ms_avg"]) for name, key in STEP_PARTS.items()}
+    column = [col["id"] for col in step_table["cols"]].index("stepTimeMs")
     return {"steps": len(step_table["rows"]), "step ms": float(summary["steptime_ms_average"]), **parts,
+            "step ms each": [float(row["c"][column]["v"]) for row in step_table["rows"]],
             "xprof says": summary["input_conclusion"]}
 
 

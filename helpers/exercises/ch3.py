@@ -13,32 +13,51 @@ def _survivors(answer):
     if names == {"bfloat16", "float32"}:
         return None
     if "float16" in names:
-        return "float16's smallest value is about 6e-8: 1e-9 underflows to 0 (try np.float16(1e-9))."
+        return ("float16's smallest value is about 6e-8 (2^-24, a subnormal), and anything below half of it rounds to "
+                "0: 1e-9 underflows (try np.float16(1e-9)).")
     return "check the exponent range, not the resolution: ml_dtypes.finfo(dtype).tiny for each."
 
 
 @exercise("ch3.loss_scaling")
 def _loss_scaling(answer):
-    # Measured: one step of the learner's train_step under mixed_float16 on a tiny loss; the float16 layer's weights
-    # must move (its gradients underflow to zero unless the loss is scaled).
+    # Measured: one step of the learner's train_step(model, optimizer, tiny_loss, x, y) under mixed_float16, on a
+    # loss the check supplies (about 1e-7: the learner cannot make it larger), against the same step computed
+    # exactly in float32. Unscaled, the float16 gradients underflow and the first layer does not move; a loss the
+    # learner changed, or scaled without unscaling, moves it by the wrong amount.
     import numpy as np
     import tensorflow as tf
 
-    previous = keras.mixed_precision.dtype_policy()
-    keras.mixed_precision.set_dtype_policy("mixed_float16")
-    try:
+    if not callable(answer):
+        return "pass the function train_step itself (without calling it)."
+    learning_rate = 1e4  # plain SGD, so that one step moves each weight by -learning_rate * its gradient
+
+    def tiny_loss(y_true, y_pred):
+        return tf.reduce_mean(tf.square(tf.cast(y_pred, "float32") - y_true)) * 1e-7
+
+    def model_under(policy):
         keras.utils.set_random_seed(0)
-        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(8), keras.layers.Dense(1, dtype="float32")])
-        optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(1.0))
-        kernel = model.layers[0].kernel
-        before = kernel.numpy().copy()
-        answer(model, optimizer, tf.random.stateless_normal((32, 8), seed=(1, 2)), tf.zeros((32, 1)))
-        moved = float(np.abs(kernel.numpy() - before).max())
-    finally:
-        keras.mixed_precision.set_dtype_policy(previous)
-    if not np.isfinite(moved):
+        return keras.Sequential([keras.Input((8,)), keras.layers.Dense(8, dtype=policy),
+                                 keras.layers.Dense(1, dtype="float32")])
+
+    x, y = tf.random.stateless_normal((32, 8), seed=(1, 2)), tf.zeros((32, 1))
+    model = model_under("mixed_float16")  # the layer's own policy: the global one stays as it is
+    optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(learning_rate))
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    answer(model, optimizer, tiny_loss, x, y)
+    moved = model.layers[0].kernel.numpy() - before[0]
+    exact = model_under("float32")
+    exact.set_weights(before)
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, exact(x))
+    expected = -learning_rate * tape.gradient(loss, exact.layers[0].kernel).numpy()
+    if not np.all(np.isfinite(moved)):
         return "the weights became NaN or inf: scale the loss for the gradient only, and let apply_gradients unscale."
-    if moved > 0:
+    if not np.any(moved):
+        return ("the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
+                "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
+    error = float(np.linalg.norm(moved - expected) / np.linalg.norm(expected))
+    if error <= 0.05:
         return None
-    return ("the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
-            "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
+    return (f"the first layer moved {np.linalg.norm(moved) / np.linalg.norm(expected):.3g}x as far as one step on "
+            f"the loss tiny_loss gives should move it ({error:.0%} off). Train on that loss unchanged, take the "
+            "gradients of optimizer.scale_loss(loss), and let optimizer.apply_gradients unscale them.")

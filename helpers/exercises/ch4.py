@@ -25,13 +25,25 @@ def _scaled_lr(answer):
 
 @exercise("ch4.static_batches")
 def _static_batches(answer):
-    # Observed: one epoch of the learner's dataset; a TPU wants every batch the same shape.
+    # Observed: one epoch of the learner's dataset (at most one batch more, so a repeat() cannot hang the check); a
+    # TPU wants every batch the same shape, and the examples must still be the range's, not a stand-in.
+    import itertools
+
     dataset, global_batch = answer
-    sizes = [int(features.shape[0]) for features, _ in dataset]
+    whole = 10 * global_batch  # the starting code's range(10 * GLOBAL_BATCH + 3): 10 whole batches and 3 left over
+    batches = list(itertools.islice(dataset, 11))
+    sizes = [int(features.shape[0]) for features, _ in batches]
     static = dataset.element_spec[0].shape[0]
     if static is None or any(size != global_batch for size in sizes):
         return (f"batch sizes {sorted(set(sizes))} (static size {static}): every batch must hold {global_batch}, "
                 "known before the first step; drop the last, partial batch when batching.")
+    if len(batches) > 10:
+        return (f"the dataset gives more than {whole // global_batch} batches, the range's whole batches: leave out "
+                "repeat() and padding here, the check reads one epoch.")
+    seen = sorted(int(i) for features, _ in batches for i in features.numpy())
+    if seen != list(range(whole)):
+        return (f"the batches must hold the range's first {whole} examples, each once (they hold {len(seen)} "
+                "examples, not those): keep uneven's range and map, and change only how it is batched.")
     return None
 
 

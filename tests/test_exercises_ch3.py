@@ -1,0 +1,106 @@
+"""Chapter 3's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+
+import keras
+import pytest
+import tensorflow as tf
+
+from helpers.exercises import check
+
+NOT_YET = "[ch3.loss_scaling] Not yet: "
+
+
+def verdict(capsys, answer):
+    assert check("ch3.loss_scaling", answer) is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.rstrip("\n")
+
+
+def starting_step(model, optimizer, tiny_loss, x, y):  # the notebook's starting code
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, model(x, training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+def solution_step(model, optimizer, tiny_loss, x, y):  # the folded solution
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, model(x, training=True))
+        scaled = optimizer.scale_loss(loss)
+    gradients = tape.gradient(scaled, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+def test_the_solution_is_accepted(capsys):
+    assert verdict(capsys, solution_step) == "[ch3.loss_scaling] Correct. Well done."
+
+
+def test_the_solution_inside_a_tf_function_is_accepted(capsys):
+    assert verdict(capsys, tf.function(solution_step)) == "[ch3.loss_scaling] Correct. Well done."
+
+
+def test_scaling_by_hand_and_unscaling_before_the_update_is_accepted(capsys):
+    def by_hand(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+            scaled = loss * 1024.0
+        gradients = [g / 1024.0 for g in tape.gradient(scaled, model.trainable_variables)]
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    assert verdict(capsys, by_hand) == "[ch3.loss_scaling] Correct. Well done."
+
+
+def test_the_starting_code_is_refused(capsys):
+    assert verdict(capsys, starting_step) == (
+        NOT_YET + "the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
+        "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
+
+
+def test_a_loss_of_its_own_instead_of_the_tiny_one_is_refused(capsys):
+    # The old loophole: delete the "* 1e-7" and the gradients no longer underflow, with no loss scaling at all.
+    def own_loss(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, own_loss)
+    assert out.startswith(NOT_YET + "the first layer moved ") and "Train on that loss unchanged" in out, out
+
+
+def test_a_scaled_loss_that_is_never_unscaled_is_refused(capsys):
+    def scaled_only(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True)) * 2.0**15
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, scaled_only)
+    assert out.startswith(NOT_YET + "the first layer moved 3.28e+04x as far as one step"), out
+
+
+def test_a_value_instead_of_a_function_is_refused(capsys):
+    assert verdict(capsys, 0.5) == NOT_YET + "pass the function train_step itself (without calling it)."
+
+
+def test_the_check_leaves_the_global_dtype_policy_alone(capsys):
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        verdict(capsys, solution_step)
+        assert keras.config.dtype_policy().name == "mixed_bfloat16"
+    finally:
+        keras.config.set_dtype_policy("float32")
+
+
+@pytest.mark.parametrize("answer", [starting_step, solution_step])
+def test_the_check_does_not_change_with_the_global_policy(capsys, answer):
+    first = verdict(capsys, answer)
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        assert verdict(capsys, answer) == first
+    finally:
+        keras.config.set_dtype_policy("float32")

@@ -1,0 +1,80 @@
+"""Chapter 7's exercise checker: it profiles the learner's pipeline itself. The solution passes; the starting code, a
+step breakdown written by hand and a pipeline of made-up tensors are refused."""
+
+import pytest
+import tensorflow as tf
+
+import helpers.images as images
+from helpers.chapters import ch07_profiling as ch7
+from helpers.exercises import check
+
+NOT_YET = "[ch7.not_input_bound] Not yet: "
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return images.make_image_folder(tmp_path_factory.mktemp("shapes"), per_class=20)
+
+
+@pytest.fixture
+def verdict(folder, monkeypatch, capsys):
+    monkeypatch.setattr(images, "default_root", lambda: folder)  # the check profiles on this folder's files
+
+    def run(answer):
+        assert check("ch7.not_input_bound", answer) is None
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1, out
+        return out.rstrip("\n")
+    return run
+
+
+def starting(paths, labels, class_names, batch=32):  # the notebook's starting code
+    ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
+    return ds.batch(batch).repeat()
+
+
+def test_the_solution_is_accepted(verdict):
+    assert verdict(ch7.fixed_pipeline) == "[ch7.not_input_bound] Correct. Well done."
+
+
+def test_the_starting_code_is_refused_with_the_share_its_profile_measured(verdict):
+    out = verdict(starting)
+    assert out.startswith(NOT_YET + "in the check's profiles, my_pipeline's step waits ") and \
+        "the goal is 20% or less of the step, and a third or less of the starting code's wait" in out, out
+
+
+def test_a_step_breakdown_written_by_hand_is_refused(verdict):
+    # The old loophole: the check trusted the dict it was given.
+    forged = {"steps": 6, "step ms": 25.0, "input": 1.0, "xprof says": "not input-bound"}
+    assert verdict(forged).startswith(NOT_YET + "pass the function my_pipeline itself (not a step breakdown")
+
+
+def test_a_pipeline_of_made_up_tensors_is_refused(verdict):
+    def made_up(paths, labels, class_names, batch=32):  # never waits for storage, never reads a file
+        images_ = tf.zeros((batch, images.IMAGE_SIZE, images.IMAGE_SIZE, 3))
+        return tf.data.Dataset.from_tensors((images_, tf.zeros((batch,), tf.int64))).repeat()
+
+    assert verdict(made_up).startswith(NOT_YET + "my_pipeline delivered an image that matches no file of its label")
+
+
+def test_images_paired_with_the_wrong_labels_are_refused(verdict):
+    def shifted_labels(paths, labels, class_names, batch=32):
+        return ch7.fixed_pipeline(paths, labels, class_names, batch).map(lambda x, y: (x, (y + 1) % len(class_names)))
+
+    assert verdict(shifted_labels).startswith(NOT_YET + "my_pipeline delivered an image that matches no file")
+
+
+def test_a_wait_that_a_busy_machine_hides_is_refused_against_the_starting_code(verdict, monkeypatch):
+    # On a busy machine the model slows, tf.data's injected prefetch hides the starting code's reads, and its step can
+    # wait 20% or less: the check then profiles the starting code too, and the wait must be a third of its or less.
+    import helpers.chapters.ch07_profiling as chapter
+
+    breakdowns = iter([{"steps": 6, "step ms": 100.0, "input": 15.0, "xprof says": ""},  # my_pipeline: 15%
+                       {"steps": 6, "step ms": 100.0, "input": 18.0, "xprof says": ""}])  # the starting code
+    monkeypatch.setattr(chapter, "profile_fit", lambda *args, **kwargs: None)
+    monkeypatch.setattr(chapter, "step_breakdown", lambda logdir: next(breakdowns))
+    assert verdict(starting) == (
+        NOT_YET + "in the check's profiles, my_pipeline's step waits 15.0 ms for data (15% of the step), the starting "
+        "code's 18.0 ms (profiled just after, on the same machine); the goal is 20% or less of the step, and a third "
+        "or less of the starting code's wait. Read several files at once (file_dataset's parallel and io_threads), "
+        "let them arrive in any order, and prefetch.")
