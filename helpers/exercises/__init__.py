@@ -51,8 +51,9 @@ def _close(answer, expected, rel=0.01) -> bool:
 @dataclasses.dataclass(frozen=True)
 class Speedup:
     """A timed comparison for a check: `ratio` = the starting code's median time / the learner's; `noise` = the
-    starting code timed against itself (its slowest run / its fastest, an A/A comparison): a ratio inside it is
-    not a measured difference."""
+    starting code timed against itself (an A/A comparison: its second-slowest run / its second-fastest, so that one
+    run disturbed by another program, either way, does not decide it): a ratio inside it is not a measured
+    difference."""
     ratio: float
     noise: float
     baseline_s: list
@@ -75,7 +76,9 @@ def timed_speedup(baseline, candidate, repeats: int = 5) -> Speedup:
             (baseline, candidate)[which]()
             times[which].append(time.perf_counter() - start)
     base, mine = times
-    return Speedup(statistics.median(base) / statistics.median(mine), max(base) / min(base), base, mine)
+    ordered = sorted(base)
+    trimmed = ordered[1:-1] if len(ordered) >= 4 else ordered
+    return Speedup(statistics.median(base) / statistics.median(mine), trimmed[-1] / trimmed[0], base, mine)
 
 # Each chapter's checkers register themselves on import (after `exercise` exists).
 from helpers.exercises import ch0, ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8  # noqa: E402, F401
