@@ -17,6 +17,13 @@ from helpers.course import CourseError, whole_number
 from helpers.processes import die_with_parent, python_command, run_group
 
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+# What chapter 6's multiworker.py exits with after saving a checkpoint on a preemption notice: "restart me" (the
+# default of TensorFlow's PreemptionCheckpointHandler off Google Cloud: BorgTerminationConfig in failure_handling.py).
+RESTART_CODE = 42
+# PreemptionCheckpointHandler asks Google's metadata server whether it runs on Google Cloud (failure_handling_util.py,
+# on_gcp), and there, on a CPU, switches itself off. Notebook runtimes may be Google Cloud VMs: local CPU workers are
+# told the server is at a closed port, so the demo behaves the same everywhere (and skips a lookup that may take 5 s).
+NOT_ON_GOOGLE_CLOUD = {"GCE_METADATA_IP": "127.0.0.1:9"}
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
@@ -90,11 +97,15 @@ def private_network():
         holder.wait()
 
 
-def run_local_workers(n: int, program, *args, timeout_s: float = 120, kill_when=None, echo=None,
+def run_local_workers(n: int, program, *args, timeout_s: float = 120, kill_when=None, preempt_when=None, echo=None,
                       private: bool | None = None):
     """Start `python program args...` (a .py file) as n workers of one cluster on 127.0.0.1, each with its TF_CONFIG,
     and wait for all of them. If one fails, the others are stopped (they would wait for it forever) and a
     CourseError says which; nothing is left running, also on timeout or interruption.
+
+    kill_when(index, line) -> True kills that worker with SIGKILL (a machine lost without notice);
+    preempt_when(index, line) -> True sends it SIGTERM (a preemption notice). A worker that then exits with
+    RESTART_CODE has saved a checkpoint: that is no failure, and its results are returned like a finished run's.
 
     private=True runs the workers in their own network namespace (Linux, as root), where TensorFlow's servers,
     which listen on every interface, are reachable from nowhere else; None does so where it is possible."""
@@ -105,11 +116,13 @@ def run_local_workers(n: int, program, *args, timeout_s: float = 120, kill_when=
     # CPU-only workers: the demo is about processes, and two workers on one GPU would fight for its memory
     # (and NCCL refuses two ranks on one card). On a real cluster each worker has its own accelerators.
     envs = [{**os.environ, "TF_CONFIG": json.dumps(tf_config(hosts, "worker", i)), "TF_CPP_MIN_LOG_LEVEL": "2",
-             "CUDA_VISIBLE_DEVICES": ""} for i in range(n)]
+             "CUDA_VISIBLE_DEVICES": "", **NOT_ON_GOOGLE_CLOUD} for i in range(n)]
     with private_network() if private else nullcontext([]) as prefix:
         results = run_group([[*prefix, *python_command(program, *args)]] * n, envs=envs, timeout_s=timeout_s,
-                            kill_when=kill_when, echo=echo)
-    failed = [i for i, r in enumerate(results) if r.returncode != 0 and r.killed != "a peer failed"]
+                            kill_when=kill_when, notify_when=preempt_when, echo=echo,
+                            ok_returncodes=(0, RESTART_CODE))
+    failed = [i for i, r in enumerate(results)
+              if r.returncode not in (0, RESTART_CODE) and r.killed != "a peer failed"]
     if failed:
         i = failed[0]
         how = {"on purpose": "was killed on purpose", "timeout": f"did not finish within {timeout_s:g} s"}.get(

@@ -22,6 +22,7 @@ class Finished:
     lines: list[str] = field(default_factory=list)
     returncode: int | None = None
     killed: str | None = None  # why we killed it: "on purpose", "timeout" or "a peer failed"; None: ended itself
+    notified: bool = False  # sent SIGTERM by notify_when (a preemption notice); it then ends by itself
 
     def check(self, what: str, returncode: int = 0) -> Finished:
         """Raise a CourseError that shows how `what` ended and its last lines, unless it exited with `returncode`."""
@@ -59,14 +60,16 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_group(cmds, *, kill_when=None, timeout_s: float = 120, envs=None, cwd=None, echo=None,
-              stop_all_on_failure: bool = True) -> list[Finished]:
+def run_group(cmds, *, kill_when=None, notify_when=None, timeout_s: float = 120, envs=None, cwd=None, echo=None,
+              stop_all_on_failure: bool = True, ok_returncodes=(0,)) -> list[Finished]:
     """Run several commands at once (e.g. the workers of a cluster), collecting each one's output lines.
 
     kill_when(index, line) -> True kills process `index` with SIGKILL at that line (an on-purpose crash); its
     collected output ends with that line, even if the process printed more before the signal landed.
-    If one process fails (non-zero exit, or killed) and stop_all_on_failure, the others are killed too:
-    a synchronous job cannot go on without a peer, and would otherwise wait for it forever. After
+    notify_when(index, line) -> True sends process `index` SIGTERM once (the notice a preempted machine gets) and
+    goes on watching it.
+    If one process fails (an exit code not in ok_returncodes, or killed) and stop_all_on_failure, the others are
+    killed too: a synchronous job cannot go on without a peer, and would otherwise wait for it forever. After
     `timeout_s` seconds everything still running is killed. Whatever happens, also an exception or a
     KeyboardInterrupt in the caller, no process is left behind. echo(index, line) sees each line.
     """
@@ -82,7 +85,8 @@ def run_group(cmds, *, kill_when=None, timeout_s: float = 120, envs=None, cwd=No
                                     preexec_fn=die_with_parent)
             procs.append(proc)
             threading.Thread(target=_read, args=(proc, index, lines), daemon=True).start()
-        _watch(procs, results, lines, kill_when, echo, time.monotonic() + timeout_s, stop_all_on_failure)
+        _watch(procs, results, lines, kill_when, notify_when, echo, time.monotonic() + timeout_s,
+               stop_all_on_failure, ok_returncodes)
     finally:
         for proc, result in zip(procs, results):
             if proc.poll() is None and result.killed is None:
@@ -98,7 +102,7 @@ def _read(proc, index, lines):
     lines.put((index, None))
 
 
-def _watch(procs, results, lines, kill_when, echo, deadline, stop_all_on_failure):
+def _watch(procs, results, lines, kill_when, notify_when, echo, deadline, stop_all_on_failure, ok_returncodes):
     running = len(procs)
     while running:
         try:
@@ -110,7 +114,7 @@ def _watch(procs, results, lines, kill_when, echo, deadline, stop_all_on_failure
             return
         if line is None:  # this process closed its output: it has ended, or is about to
             running -= 1
-            if procs[index].wait() != 0 and stop_all_on_failure:
+            if procs[index].wait() not in ok_returncodes and stop_all_on_failure:
                 _stop_others(procs, results, index)
             continue
         if results[index].killed == "on purpose":  # printed before the kill landed: the output ends at the kill line
@@ -121,6 +125,12 @@ def _watch(procs, results, lines, kill_when, echo, deadline, stop_all_on_failure
         if kill_when is not None and kill_when(index, line):
             results[index].killed = "on purpose"
             _kill(procs[index])
+        elif notify_when is not None and not results[index].notified and notify_when(index, line):
+            results[index].notified = True
+            try:
+                os.killpg(procs[index].pid, signal.SIGTERM)
+            except ProcessLookupError:  # it has just ended
+                pass
 
 
 def _stop_others(procs, results, failed):

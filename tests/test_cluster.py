@@ -58,6 +58,9 @@ def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_pat
     assert [r.lines[-1] for r in results] == ["done", "done"]
     losses = [[line for line in r.lines if line.startswith("step")] for r in results]
     assert losses[0] == losses[1] and len(losses[0]) == 6  # one synchronous job: the same loss on both
+    # Seeded with their own index, the workers still start from the chief's initial weights (broadcast).
+    sums = [next(line for line in r.lines if "sum of its initial weights" in line).split()[-1] for r in results]
+    assert sums[0] == sums[1]
     with np.load(tmp_path / "worker-0.npz") as a, np.load(tmp_path / "worker-1.npz") as b:
         for key in a.files:
             np.testing.assert_array_equal(a[key], b[key])
@@ -86,7 +89,38 @@ def test_a_worker_whose_peer_never_comes_times_out_cleanly(tmp_path, monkeypatch
 
 def test_only_the_chief_writes_to_the_real_checkpoint_path():
     assert multiworker.checkpoint_dir("/out", 0) == "/out/checkpoint"
-    assert multiworker.checkpoint_dir("/out", 3) == "/out/tmp-worker-3"
+    assert multiworker.checkpoint_dir("/out", 3) == "/out/workertemp_3/checkpoint"  # PreemptionCheckpointHandler's
+
+
+def test_a_stalled_worker_turns_into_a_timeout_with_a_collective_timeout(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(CourseError, match=r"worker 0 exited with code 1 \(last line: 'worker 0: an all-reduce "
+                                          r"waited more than 2 s for a peer; giving up'\); the other worker\(s\) "
+                                          r"were stopped"):
+        cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 10, "--hang-at", 3,
+                                  "--collective-timeout", 2, timeout_s=110)
+    assert time.monotonic() - start < 100
+    assert workers_of(tmp_path) == []
+
+
+def test_a_preemption_notice_saves_on_every_worker_and_the_restart_resumes_there(tmp_path):
+    reference = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "ref", "--steps", 40)
+    assert [r.lines[-1] for r in reference] == ["done", "done"]
+    stopped = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 40,
+                                        preempt_when=lambda i, line: i == 1 and line.startswith("step 4 "))
+    # 36 steps of margin: on a busy machine the notice can land several steps after the line that triggered it.
+    assert [r.returncode for r in stopped] == [cluster.RESTART_CODE] * 2, [r.lines[-3:] for r in stopped]
+    assert stopped[1].notified
+    saved = [re.fullmatch(r"preempted: checkpoint saved after step (\d+); exiting with code 42", r.lines[-1])
+             for r in stopped]
+    assert all(saved) and saved[0].group(1) == saved[1].group(1), [r.lines[-1] for r in stopped]
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["checkpoint"]  # the workers' temporary copies gone
+    resumed = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 40)
+    assert f"resumed after step {saved[0].group(1)}" in resumed[0].lines
+    with np.load(tmp_path / "ref" / "worker-0.npz") as a, np.load(tmp_path / "run" / "worker-0.npz") as b:
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+    assert workers_of(tmp_path) == []
 
 
 def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, tmp_path):
@@ -176,4 +210,6 @@ def test_local_workers_see_no_gpu_so_they_never_compete_with_the_kernel_for_one(
     monkeypatch.setattr(cluster, "run_group", fake_run_group)
     cluster.run_local_workers(2, MULTIWORKER, private=False)
     assert [env["CUDA_VISIBLE_DEVICES"] for env in seen["envs"]] == ["", ""]
+    # PreemptionCheckpointHandler switches itself off for CPU workers on Google Cloud: the workers are told they are not
+    assert all(env["GCE_METADATA_IP"] == cluster.NOT_ON_GOOGLE_CLOUD["GCE_METADATA_IP"] for env in seen["envs"])
     assert [json.loads(env["TF_CONFIG"])["task"]["index"] for env in seen["envs"]] == [0, 1]

@@ -94,6 +94,18 @@ def test_when_one_process_of_a_group_fails_the_others_are_stopped():
     assert results[0].killed == "a peer failed" and results[0].returncode == -9
 
 
+def test_notify_when_sends_sigterm_once_and_keeps_watching():
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, lambda *_: (print('got SIGTERM', flush=True), sys.exit(42)))\n"
+            "for i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n")
+    results = run_group([[sys.executable, "-c", code], [sys.executable, "-c", LOOP]],
+                        notify_when=lambda i, line: i == 0 and line in ("3", "4"), ok_returncodes=(0, 42),
+                        timeout_s=60)
+    assert results[0].notified and results[0].returncode == 42 and results[0].killed is None
+    assert results[0].lines[-1] == "got SIGTERM" and results[0].lines.count("got SIGTERM") == 1
+    assert results[1].returncode == 0 and results[1].killed is None  # 42 is no failure: its peer ran to its end
+
+
 def test_group_kill_when_gets_the_index():
     results = run_group([counts_then_hangs(3)] * 2, kill_when=lambda i, line: i == 1 and line == "3",
                         stop_all_on_failure=False, timeout_s=2)

@@ -16,10 +16,31 @@ def _ch6_global_batch(answer):
     return "global batch = examples per replica x replicas (machines x GPUs per machine)."
 
 
+def service_sharding(dataset):
+    """How the tf.data service splits `dataset`'s source among its workers, read from the dataset's graph: a
+    `tf.data.experimental.service.ShardingPolicy` ("distributed_epoch" is DYNAMIC, "parallel_epochs" OFF), or None
+    when no element of it comes through the service."""
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2
+    from tensorflow.core.protobuf import data_service_pb2
+    from tensorflow.python.framework import op_def_registry
+
+    graph = graph_pb2.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    nodes = {node.name: node for node in graph.node}
+    for node in graph.node:
+        if node.op.startswith("DataServiceDataset"):
+            names = [arg.name for arg in op_def_registry.get(node.op).input_arg]
+            mode = nodes[node.input[names.index("processing_mode")].split(":")[0]]
+            policy = data_service_pb2.ProcessingModeDef.FromString(mode.attr["value"].tensor.string_val[0])
+            return tf.data.experimental.service.ShardingPolicy(policy.sharding_policy)
+    return None
+
+
 @exercise("ch6.each_element_once")
 def _each_element_once(answer):
-    # Measured: a dispatcher and 2 tf.data workers in this process; the learner's distribute(dataset, target) must
-    # make the trainer receive each of 12 elements exactly once.
+    # Measured: a dispatcher and 2 tf.data workers in this process. The learner's function gets a dataset and the
+    # dispatcher's address; the trainer must receive each of the 12 elements exactly once, from the tf.data service
+    # (a DataServiceDataset in the returned dataset's graph), with one epoch split between the tf.data workers.
     from collections import Counter
 
     import tensorflow as tf
@@ -28,11 +49,96 @@ def _each_element_once(answer):
     dispatcher = service.DispatchServer()
     address = dispatcher.target.split("://")[1]
     workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=address)) for _ in range(2)]
+    expected = [10 * i + 3 for i in range(12)]
     try:
-        counts = Counter(int(x) for x in answer(tf.data.Dataset.range(12), dispatcher.target))
+        dataset = answer(tf.data.Dataset.range(12).map(lambda i: 10 * i + 3), dispatcher.target)
+        if not isinstance(dataset, tf.data.Dataset):
+            return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
+        counts = Counter(int(x) for x in dataset)
+        sharding = service_sharding(dataset)
     finally:
         del workers, dispatcher  # a deleted server stops
-    if sorted(counts) == list(range(12)) and set(counts.values()) == {1}:
+    if sharding is None:
+        return (f"the trainer received {sum(counts.values())} elements, but none came through the tf.data service: "
+                "apply tf.data.experimental.service.distribute(...) to the dataset.")
+    if sorted(counts) != expected or set(counts.values()) != {1}:
+        return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 "
+                "tf.data workers, which processing mode splits one epoch between them?")
+    if sharding == service.ShardingPolicy.OFF:
+        return ("each element arrived once, but each of the 2 tf.data workers produced all 12 (processing mode "
+                "\"parallel_epochs\"; something after it dropped the copies): let the workers split the epoch instead.")
+    return None
+
+
+@exercise("ch6.resumed_weights")
+def _resumed_weights(answer):
+    # Measured: the learner's train(model, dataset, epochs, backup_dir, callbacks) runs twice on a small model with
+    # Adam. The first run is interrupted (an exception, as abruptly as a kill) after step 3 of epoch 2; the second
+    # gets a new model with other initial weights, as a restarted program would, and the same backup_dir. It must
+    # train only epochs 2 and 3 and end with the weights of an uninterrupted run, to 1e-6.
+    import tempfile
+
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    epochs, steps, batch, kill = 4, 4, 16, (2, 3)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(steps * batch, 8)).astype("float32")
+    y = (x @ rng.normal(size=(8, 1))).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)  # one pass per epoch, the same order each time
+
+    def new_model(seed):
+        keras.utils.set_random_seed(seed)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", run_eagerly=True)  # tiny: no tracing
+        return model
+
+    class Interrupted(Exception):
+        pass
+
+    class Watch(keras.callbacks.Callback):
+        """Counts the epochs and steps a run trains; raises Interrupted after step `kill[1]` of epoch `kill[0]`."""
+
+        def __init__(self, kill=None):
+            super().__init__()
+            self.kill, self.epochs, self.steps = kill, [], 0
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epochs.append(epoch)
+
+        def on_train_batch_end(self, step, logs=None):
+            self.steps += 1
+            if self.kill == (self.epochs[-1], step + 1):
+                raise Interrupted
+
+    reference = new_model(0)
+    reference.fit(dataset, epochs=epochs, verbose=0)
+    first, second = Watch(kill), Watch()
+    with tempfile.TemporaryDirectory() as backup_dir:
+        try:
+            answer(new_model(0), dataset, epochs, backup_dir, [first])
+        except Interrupted:
+            pass
+        else:
+            return ("the first run was to be interrupted after step 3 of epoch 2 but was not: pass `callbacks` to "
+                    "fit, as the starting code does.")
+        restarted = new_model(1)
+        answer(restarted, dataset, epochs, backup_dir, [second])
+    if not second.epochs:
+        return "the restarted run reported no training: pass `callbacks` to fit, as the starting code does."
+    difference = max(float(np.abs(a - b).max()) for a, b in zip(reference.get_weights(), restarted.get_weights()))
+    remaining = (epochs - kill[0]) * steps
+    where = f"trained {second.steps} steps (epochs {second.epochs[0]}-{second.epochs[-1]})"
+    if second.steps == remaining and difference <= 1e-6:
         return None
-    return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 tf.data "
-            "workers, which processing mode splits one epoch between them?")
+    if second.steps >= epochs * steps:
+        ended = (f"and ended {difference:.1e} away from the uninterrupted run's weights" if difference > 1e-6 else
+                 "(its weights match only because it re-created the first run's initial weights)")
+        return (f"the restarted run {where}: it started over {ended}. Keep a backup in backup_dir as training goes "
+                "and restore it when fit starts again (keras.callbacks.BackupAndRestore).")
+    if difference <= 1e-6:
+        return f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} steps)."
+    return (f"the restarted run {where} and ended {difference:.1e} away from the uninterrupted run's weights: it "
+            "must continue from the model and optimizer state at the end of epoch 1 (a backup every N steps restarts "
+            "the epoch from its first batch: section 7).")

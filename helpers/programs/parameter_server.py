@@ -38,33 +38,43 @@ def in_process_cluster(workers=2, ps=1):
     return tf.distribute.cluster_resolver.SimpleClusterResolver(spec, rpc_layer="grpc")
 
 
+PER_REPLICA_BATCH = 32
+
+
 def train(steps):
     strategy = tf.distribute.ParameterServerStrategy(in_process_cluster())
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    # A step runs on one worker, with one replica per device of that worker (one CPU here; a worker with 4 GPUs: 4).
+    batch = PER_REPLICA_BATCH * strategy.num_replicas_in_sync  # the examples one scheduled step trains on
     with strategy.scope():  # variables are created on the parameter server
         model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
         optimizer = keras.optimizers.SGD(0.05)
 
-    def dataset_fn():  # each worker builds its own input pipeline
+    def dataset_fn(input_context):  # each worker builds its own input pipeline, batched per replica
         x = tf.random.stateless_normal((256, 8), seed=(1, 2))
-        return tf.data.Dataset.from_tensor_slices((x, tf.reduce_sum(x, axis=1, keepdims=True))).repeat().batch(32)
+        dataset = tf.data.Dataset.from_tensor_slices((x, tf.reduce_sum(x, axis=1, keepdims=True))).repeat()
+        return dataset.batch(input_context.get_per_replica_batch_size(batch))
 
-    batches = iter(coordinator.create_per_worker_dataset(dataset_fn))
+    def per_worker_dataset_fn():  # as in TensorFlow's tutorial: the strategy hands dataset_fn its input_context
+        return strategy.distribute_datasets_from_function(dataset_fn)
+
+    batches = iter(coordinator.create_per_worker_dataset(per_worker_dataset_fn))
 
     @tf.function
     def step(iterator):
         def replica_step(x, y):
             with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                per_example = tf.reduce_mean(tf.square(model(x, training=True) - y), axis=-1)
+                loss = tf.nn.compute_average_loss(per_example, global_batch_size=batch)
             optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
             return loss
 
-        return strategy.run(replica_step, args=next(iterator))
+        return strategy.reduce("SUM", strategy.run(replica_step, args=next(iterator)), axis=None)
 
     losses = [coordinator.schedule(step, args=(batches,)) for _ in range(steps)]  # returns at once
     coordinator.join()  # wait until every scheduled step has run on some worker
     print(f"variables live on {model.trainable_variables[0].value.device}")
-    print(f"{steps} steps scheduled on 2 workers: loss {float(losses[0].fetch()):.3f} -> "
+    print(f"{steps} steps of {batch} examples scheduled on 2 workers: loss {float(losses[0].fetch()):.3f} -> "
           f"{float(losses[-1].fetch()):.4f}", flush=True)
 
 

@@ -1,0 +1,158 @@
+"""Chapter 6's measured exercises: each checker accepts its solution and refuses the starting code and each shortcut."""
+
+import os
+
+import keras
+import pytest
+
+from helpers.exercises import check
+
+
+def verdict(capsys, name, answer):
+    check(name, answer)
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.rstrip("\n")
+
+
+# ch6.each_element_once: through_the_service(dataset, service_target) -> the dataset the trainer reads.
+
+def service(mode):
+    import tensorflow as tf
+
+    return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
+
+
+def test_distributed_epoch_is_accepted(capsys):
+    assert verdict(capsys, "ch6.each_element_once", service("distributed_epoch")) == (
+        "[ch6.each_element_once] Correct. Well done.")
+
+
+def test_the_sharding_policy_itself_is_accepted(capsys):
+    import tensorflow as tf
+
+    assert verdict(capsys, "ch6.each_element_once",
+                   service(tf.data.experimental.service.ShardingPolicy.DYNAMIC)).endswith("Correct. Well done.")
+
+
+def test_the_starting_code_gets_the_count_it_received(capsys):
+    assert verdict(capsys, "ch6.each_element_once", service("parallel_epochs")) == (
+        "[ch6.each_element_once] Not yet: the trainer received 24 elements for 12 (12 distinct): with 2 tf.data "
+        "workers, which processing mode splits one epoch between them?")
+
+
+def test_the_dataset_itself_does_not_go_through_the_service(capsys):
+    assert verdict(capsys, "ch6.each_element_once", lambda dataset, target: dataset) == (
+        "[ch6.each_element_once] Not yet: the trainer received 12 elements, but none came through the tf.data "
+        "service: apply tf.data.experimental.service.distribute(...) to the dataset.")
+
+
+def test_dropping_the_copies_of_parallel_epochs_is_refused(capsys):
+    out = verdict(capsys, "ch6.each_element_once", lambda dataset, target: service("parallel_epochs")(
+        dataset, target).unique())
+    assert out.startswith("[ch6.each_element_once] Not yet: each element arrived once, but each of the 2 tf.data "
+                          "workers produced all 12"), out
+
+
+def test_taking_the_first_twelve_of_parallel_epochs_is_refused(capsys):
+    out = verdict(capsys, "ch6.each_element_once",
+                  lambda dataset, target: service("parallel_epochs")(dataset, target).take(12))
+    # Which 12 arrive first depends on the two workers' pace: copies among them, or (rarely) one worker's all 12.
+    assert out.startswith("[ch6.each_element_once] Not yet: "), out
+    assert "received 12 elements for 12 (" in out or "each of the 2 tf.data workers produced all 12" in out, out
+
+
+def test_not_a_dataset_gets_a_hint(capsys):
+    out = verdict(capsys, "ch6.each_element_once", lambda dataset, target: [1, 2])
+    assert out == ("[ch6.each_element_once] Not yet: through_the_service must return a tf.data.Dataset (it returned "
+                   "a list).")
+
+
+# ch6.resumed_weights: train(model, dataset, epochs, backup_dir, callbacks), killed once, then run again.
+
+def with_backup(model, dataset, epochs, backup_dir, callbacks):  # the solution
+    backup = keras.callbacks.BackupAndRestore(backup_dir)
+    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
+
+
+def starting_code(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+
+
+def backup_after_the_check(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs, callbacks=[*callbacks, keras.callbacks.BackupAndRestore(backup_dir)], verbose=0)
+
+
+def backup_every_two_steps(model, dataset, epochs, backup_dir, callbacks):
+    backup = keras.callbacks.BackupAndRestore(backup_dir, save_freq=2)
+    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
+
+
+def reseeded(model, dataset, epochs, backup_dir, callbacks):  # restores nothing: re-creates the first initial weights
+    keras.utils.set_random_seed(0)
+    model.set_weights(keras.models.clone_model(model).get_weights())
+    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+
+
+def fewer_epochs(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs - 1, callbacks=callbacks, verbose=0)
+
+
+def skips_to_the_epoch(model, dataset, epochs, backup_dir, callbacks):  # resumes the count, not the weights
+    marker = os.path.join(backup_dir, "epoch")
+    start = int(open(marker).read()) if os.path.exists(marker) else 0
+
+    class Mark(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            with open(marker, "w") as f:
+                f.write(str(epoch + 1))
+
+    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Mark(), *callbacks], verbose=0)
+
+
+def weights_without_optimizer(model, dataset, epochs, backup_dir, callbacks):  # loses Adam's state
+    path, marker = os.path.join(backup_dir, "last.weights.h5"), os.path.join(backup_dir, "epoch")
+    start = 0
+    if os.path.exists(path):
+        model.load_weights(path)  # the new model's optimizer is not built yet: its saved state is not restored
+        start = int(open(marker).read())
+
+    class Save(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            model.save_weights(path)
+            with open(marker, "w") as f:
+                f.write(str(epoch + 1))
+
+    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Save(), *callbacks], verbose=0)
+
+
+def forgets_the_callbacks(model, dataset, epochs, backup_dir, callbacks):
+    backup = keras.callbacks.BackupAndRestore(backup_dir)
+    model.fit(dataset, epochs=epochs, callbacks=[backup], verbose=0)
+
+
+@pytest.mark.parametrize("answer", [with_backup, backup_after_the_check], ids=["backup first", "backup last"])
+def test_a_backup_restored_on_restart_is_accepted(capsys, answer):
+    assert verdict(capsys, "ch6.resumed_weights", answer) == "[ch6.resumed_weights] Correct. Well done."
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (starting_code, r"the restarted run trained 16 steps \(epochs 0-3\): it started over and ended \S+ away from the "
+                    r"uninterrupted run's weights\. Keep a backup in backup_dir"),
+    (reseeded, r"the restarted run trained 16 steps \(epochs 0-3\): it started over \(its weights match only because "
+               r"it re-created the first run's initial weights\)"),
+    (fewer_epochs, r"the restarted run trained 12 steps \(epochs 0-2\) and ended \S+ away"),
+    (skips_to_the_epoch, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away from the uninterrupted "
+                         r"run's weights: it must continue from the model and optimizer state at the end of epoch 1"),
+    (backup_every_two_steps, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*a backup every N "
+                             r"steps restarts the epoch from its first batch"),
+    (weights_without_optimizer, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away"),
+    (forgets_the_callbacks, r"the first run was to be interrupted after step 3 of epoch 2 but was not: pass "
+                            r"`callbacks` to fit"),
+], ids=["starting code", "reseeded", "fewer epochs", "epoch count only", "backup every 2 steps",
+        "weights without optimizer", "callbacks dropped"])
+def test_runs_that_do_not_resume_exactly_are_refused(capsys, answer, hint):
+    import re
+
+    out = verdict(capsys, "ch6.resumed_weights", answer)
+    assert re.match(rf"\[ch6\.resumed_weights\] Not yet: {hint}", out), out
