@@ -1,0 +1,163 @@
+"""Chapter 2's measured exercise checkers: the solutions pass, the starting code and every shortcut found are refused,
+on one device (a learner's default runtime, this process) and on two logical devices (a fresh process)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import PLATFORM_VARS, ROOT
+
+from helpers.exercises import check
+from helpers.exercises.ch2 import EPOCH_EXAMPLES
+
+
+def verdict(capsys, name, answer):
+    assert check(name, answer) is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.rstrip("\n")
+
+
+def on_two_devices(code: str) -> dict:
+    """Run `code` in a fresh interpreter split into two logical CPUs; it prints one JSON line last. Timed checks
+    under a busy machine take longer than conftest.run_python allows."""
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_VARS and k != "COURSE_REPORT_FILE"}
+    env.update(PYTHONPATH=str(ROOT), COURSE_WIDGETS="0", MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2")
+    prelude = ("import io, json, contextlib, helpers\nhelpers.setup(devices=2, verbose=False)\n"
+               "from helpers.exercises import check\n"
+               "def verdict(name, answer):\n"
+               "    out = io.StringIO()\n"
+               "    with contextlib.redirect_stdout(out):\n"
+               "        check(name, answer)\n"
+               "    return out.getvalue().strip()\n")
+    proc = subprocess.run([sys.executable, "-c", prelude + code], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ch2.match_one_replica ------------------------------------------------------------------------------------------
+
+def settings_start(replicas):  # the exercise cell as the learner gets it
+    return 32, 0.1
+
+
+def settings_solution(replicas):  # the folded solution
+    return 32 // replicas, 0.1
+
+
+MATCH = "ch2.match_one_replica"
+CORRECT = {name: f"[{name}] Correct. Well done." for name in (MATCH, "ch2.busy_replicas")}
+
+
+def test_match_one_replica_solution_passes_on_one_device(capsys):
+    assert verdict(capsys, MATCH, settings_solution) == CORRECT[MATCH]
+
+
+def test_match_one_replica_refuses_the_starting_code_on_one_device(capsys):
+    out = verdict(capsys, MATCH, settings_start)
+    assert out == (f"[{MATCH}] Not yet: with 2 replica(s) your settings give a global batch of 64 (2 x 32) at rate "
+                   "0.1; the one-device run took 32 examples per step at 0.1, and the same weights need the same "
+                   "global batch and rate. (This runtime has 1 device(s): with DEVICES = 2 the check trains that "
+                   "count.)")
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda replicas: (16, 0.1), r"with 1 replica\(s\) the weights differ from the one-device run by up to \S+: your "
+                                 r"global batch is 16 \(1 replica\(s\) x 16\) at rate 0\.1;"),
+    (lambda replicas: (32, 0.2), r"with 1 replica\(s\) the weights differ .* at rate 0\.2;"),
+    (lambda replicas: (32 // replicas, 0.1 * replicas), r"with 2 replica\(s\) your settings give a global batch of 32 "
+                                                        r"\(2 x 16\) at rate 0\.2;"),
+    (lambda replicas: (32 // replicas, 0.1 * replicas ** 0.5), r"with 2 replica\(s\) .* at rate 0\.141421;"),
+    (lambda replicas: (32 if replicas == 1 else 16, 0.1),
+     r"with 4 replica\(s\) your settings give a global batch of 64"),
+    (lambda replicas: (32 / replicas, 0.1),
+     r"one_replica_settings\(1\) gives a per-replica batch of 32\.0: it must be a whole number >= 1 \(divide with //"),
+    (lambda replicas: (32 // replicas, "0.1"), r"one_replica_settings\(1\) gives a learning rate of '0\.1'"),
+    (lambda replicas: 32 // replicas, r"one_replica_settings\(1\) returned 32: return two values"),
+    ((16, 0.1), r"pass the function itself"),
+], ids=["fixed 16 per replica", "wrong rate", "linear rule", "square-root rule", "right for 1 and 2 only",
+        "float batch", "rate as text", "one value", "numbers, not a function"])
+def test_match_one_replica_refuses_each_shortcut_on_one_device(capsys, answer, hint):
+    out = verdict(capsys, MATCH, answer)
+    assert re.match(rf"\[{MATCH}\] Not yet: {hint}", out), out
+
+
+def test_match_one_replica_leaves_tf32_as_it_found_it(capsys):
+    import tensorflow as tf
+
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    verdict(capsys, MATCH, settings_solution)
+    assert tf.config.experimental.tensor_float_32_execution_enabled() == before
+
+
+def test_match_one_replica_on_two_devices_trains_two_replicas():
+    found = on_two_devices(
+        "print(json.dumps({\n"
+        "    'solution': verdict('ch2.match_one_replica', lambda n: (32 // n, 0.1)),\n"
+        "    'start': verdict('ch2.match_one_replica', lambda n: (32, 0.1)),\n"
+        "    'fixed 16': verdict('ch2.match_one_replica', lambda n: (16, 0.1)),\n"
+        "}))\n")
+    assert found["solution"] == CORRECT[MATCH]
+    assert found["start"].startswith(f"[{MATCH}] Not yet: with 2 replica(s) the weights differ from the one-device "
+                                     "run by up to ") and "global batch is 64 (2 replica(s) x 32)" in found["start"]
+    # Right for the two replicas it trains, wrong for the one it does not.
+    assert found["fixed 16"].startswith(f"[{MATCH}] Not yet: with 1 replica(s) your settings give a global batch of 16")
+
+
+# ch2.busy_replicas -----------------------------------------------------------------------------------------------
+
+BUSY = "ch2.busy_replicas"
+
+
+def sizes_start(replicas):  # the exercise cell as the learner gets it
+    global_batch = 8
+    return global_batch // replicas, global_batch
+
+
+def sizes_solution(replicas):  # the folded solution
+    per_replica_batch = 128
+    return per_replica_batch, per_replica_batch * replicas
+
+
+def test_busy_replicas_refuses_the_starting_code(capsys):
+    assert verdict(capsys, BUSY, sizes_start) == (
+        f"[{BUSY}] Not yet: the per-replica batch changes with the number of replicas (8 with 1, 4 with 2, 2 with 4, "
+        "1 with 8): with the global batch fixed, each replica gets less work as replicas are added. Choose one "
+        "per-replica batch and multiply it by num_replicas.")
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda replicas: (256 // replicas, 256),
+     r"the per-replica batch changes with the number of replicas \(256 with 1, 128 with 2"),
+    (lambda replicas: (128, 128), r"with 2 replica\(s\) batch_sizes gives 128 per replica and a global batch of 128; "
+                                  r".* \(128 x 2 = 256\)"),
+    (lambda replicas: (4096, 4096 * replicas), r"4096 examples per replica is more than this exercise needs"),
+    (lambda replicas: (128 / replicas * replicas, 128 * replicas), r"batch_sizes\(1\) gives a per-replica batch of "
+                                                                  r"128\.0: it must be a whole number"),
+    (lambda replicas: 128 * replicas, r"batch_sizes\(1\) returned 128: return two values"),
+    # Right for any device count, but on one device the same global batch as the starting code: nothing gained.
+    (lambda replicas: (8, 8 * replicas),
+     rf"an epoch of {EPOCH_EXAMPLES} examples on 1 replica\(s\) took \S+ s at your global batch 8 \(8 per replica\) "
+     r"and \S+ s at the starting code's 8: \d+\.\dx \(the starting code against itself varied \d+\.\d\dx\); the "
+     r"goal is 2x"),
+], ids=["fixed global batch", "global batch not scaled", "huge batch", "float batch", "one value",
+        "per-replica batch too small to gain (timed)"])
+def test_busy_replicas_refuses_each_shortcut_on_one_device(capsys, answer, hint):
+    out = verdict(capsys, BUSY, answer)
+    assert re.match(rf"\[{BUSY}\] Not yet: {hint}", out), out
+
+
+def test_busy_replicas_on_two_devices_times_the_solution():
+    # The timed refusal (a per-replica batch too small to gain anything) is the one-device test above: it costs the
+    # same on two devices and refuses for the same reason.
+    found = on_two_devices(
+        "print(json.dumps({\n"
+        "    'solution': verdict('ch2.busy_replicas', lambda n: (128, 128 * n)),\n"
+        "    'start': verdict('ch2.busy_replicas', lambda n: (8 // n, 8)),\n"
+        "}))\n")
+    assert found["solution"] == CORRECT[BUSY], found["solution"]
+    assert found["start"].startswith(f"[{BUSY}] Not yet: the per-replica batch changes with the number of replicas")
