@@ -105,15 +105,16 @@ def test_a_stalled_worker_turns_into_a_timeout_with_a_collective_timeout(tmp_pat
 
 def test_a_preemption_notice_saves_on_every_worker_and_the_restart_resumes_there(tmp_path):
     reference = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "ref", "--steps", 40)
-    assert [r.lines[-1] for r in reference] == ["done", "done"]
+    # "done" need not be the last line: a worker's preemption watcher can log the chief's exit after it.
+    assert all("done" in r.lines for r in reference), [r.lines[-3:] for r in reference]
     stopped = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 40,
                                         preempt_when=lambda i, line: i == 1 and line.startswith("step 4 "))
     # 36 steps of margin: on a busy machine the notice can land several steps after the line that triggered it.
     assert [r.returncode for r in stopped] == [cluster.RESTART_CODE] * 2, [r.lines[-3:] for r in stopped]
     assert stopped[1].notified
-    saved = [re.fullmatch(r"preempted: checkpoint saved after step (\d+); exiting with code 42", r.lines[-1])
-             for r in stopped]
-    assert all(saved) and saved[0].group(1) == saved[1].group(1), [r.lines[-1] for r in stopped]
+    saved = [next(filter(None, (re.fullmatch(r"preempted: checkpoint saved after step (\d+); exiting with code 42",
+                                             line) for line in r.lines)), None) for r in stopped]
+    assert all(saved) and saved[0].group(1) == saved[1].group(1), [r.lines[-3:] for r in stopped]
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["checkpoint"]  # the workers' temporary copies gone
     resumed = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 40)
     assert f"resumed after step {saved[0].group(1)}" in resumed[0].lines
