@@ -37,9 +37,8 @@ class Course:
 
     def __str__(self) -> str:
         mode = "ON (small data, few epochs)" if self.fast else "off (full size)"
-        return f"fast mode {mode}; {len(self.logical_devices)} logical devices: " + ", ".join(
-            self.logical_devices
-        )
+        count = len(self.logical_devices)
+        return f"fast mode {mode}; {count} logical device{'s' * (count != 1)}: " + ", ".join(self.logical_devices)
 
 
 def flag_from_env(name: str, default: bool = False) -> bool:

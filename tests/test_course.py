@@ -251,7 +251,7 @@ def test_setup_in_process_with_one_device(monkeypatch, capsys):
     result = helpers.setup()
     assert result == Course(fast=True, devices=1, logical_devices=("/device:CPU:0",))
     first, second = capsys.readouterr().out.splitlines()
-    assert first == "Course setup: fast mode ON (small data, few epochs); 1 logical devices: /device:CPU:0"
+    assert first == "Course setup: fast mode ON (small data, few epochs); 1 logical device: /device:CPU:0"
     assert re.fullmatch(r"Versions: TensorFlow [\d.]+ \+ Keras [\d.]+ \+ Python [\d.]+ \(tested: TensorFlow 2\.20\.0 "
                         r"\+ Keras 3\.13\.2 \+ Python 3\.13 as on Colab, and TensorFlow 2\.21\.0 .*\)", second), second
     helpers.setup(verbose=False)

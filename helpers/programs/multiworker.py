@@ -10,6 +10,7 @@ PreemptionCheckpointHandler has every worker save at the same step, then the pro
 """
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -19,6 +20,10 @@ import time
 import keras
 import numpy as np
 import tensorflow as tf
+
+# TensorFlow's modules live until the program ends: exempt them from garbage collection, which would otherwise
+# spend about 2 s scanning them once more at exit (Python docs: gc.freeze).
+gc.freeze()
 
 PER_REPLICA_BATCH = 16
 RESTART_CODE = 42  # the exit code after a preemption checkpoint: "restart me" (TensorFlow's default off Google Cloud)

@@ -6,10 +6,15 @@ variables live and the loss before and after.
 """
 
 import argparse
+import gc
 import socket
 
 import keras
 import tensorflow as tf
+
+# TensorFlow's modules live until the program ends: exempt them from garbage collection, which would otherwise
+# spend about 2 s scanning them once more at exit (Python docs: gc.freeze).
+gc.freeze()
 
 
 def free_ports(n):

@@ -10,12 +10,17 @@ runs), but at an exact point; a kill sent from outside lands a few steps later o
 """
 
 import argparse
+import gc
 import os
 import signal
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+# TensorFlow's modules live until the program ends: exempt them from garbage collection, which would otherwise
+# spend about 2 s scanning them once more at exit (Python docs: gc.freeze).
+gc.freeze()
 
 BATCH = 16
 
