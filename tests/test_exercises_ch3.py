@@ -83,6 +83,21 @@ def test_a_scaled_loss_that_is_never_unscaled_is_refused(capsys):
     assert out.startswith(NOT_YET + "the first layer moved 3.28e+04x as far as one step"), out
 
 
+def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
+    # In float32 the gradients do not underflow: the step is right, with no loss scaling at all.
+    def in_float32(model, optimizer, tiny_loss, x, y):
+        model.layers[0].dtype_policy = "float32"
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, in_float32)
+    assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and out.endswith(
+        " no longer computes in float16): scale the loss instead of changing the dtype."), out
+
+
 def test_a_value_instead_of_a_function_is_refused(capsys):
     assert verdict(capsys, 0.5) == NOT_YET + "pass the function train_step itself (without calling it)."
 

@@ -62,6 +62,23 @@ def test_taking_the_first_twelve_of_parallel_epochs_is_refused(capsys):
     assert "received 12 elements for 12 (" in out or "each of the 2 tf.data workers produced all 12" in out, out
 
 
+def test_a_service_followed_by_prefetch_is_accepted(capsys):
+    assert verdict(capsys, "ch6.each_element_once", lambda dataset, target: service("distributed_epoch")(
+        dataset, target).prefetch(1)) == "[ch6.each_element_once] Correct. Well done."
+
+
+@pytest.mark.parametrize("answer", [
+    lambda dataset, target: service("distributed_epoch")(dataset, target).take(0).concatenate(dataset),
+    lambda dataset, target: service("distributed_epoch")(dataset, target).take(1).flat_map(lambda _: dataset),
+], ids=["concatenated", "captured"])
+def test_a_source_read_beside_the_service_is_refused(capsys, answer):
+    # The graph holds a DataServiceDataset, but the 12 elements come straight from the dataset read beside it.
+    assert verdict(capsys, "ch6.each_element_once", answer) == (
+        "[ch6.each_element_once] Not yet: the trainer received 12 elements, but the returned dataset also reads a "
+        "source beside the tf.data service (RangeDataset): return the dataset that "
+        "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after it.")
+
+
 def test_not_a_dataset_gets_a_hint(capsys):
     out = verdict(capsys, "ch6.each_element_once", lambda dataset, target: [1, 2])
     assert out == ("[ch6.each_element_once] Not yet: through_the_service must return a tf.data.Dataset (it returned "
@@ -146,7 +163,9 @@ def test_a_backup_restored_on_restart_is_accepted(capsys, answer):
                          r"run's weights: it must continue from the model and optimizer state at the end of epoch 1"),
     (backup_every_two_steps, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*a backup every N "
                              r"steps restarts the epoch from its first batch"),
-    (weights_without_optimizer, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away"),
+    (weights_without_optimizer, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*the "
+                                r"optimizer's state was not restored: build a new model's optimizer before "
+                                r"load_weights"),
     (forgets_the_callbacks, r"the first run was to be interrupted after step 3 of epoch 2 but was not: pass "
                             r"`callbacks` to fit"),
 ], ids=["starting code", "reseeded", "fewer epochs", "epoch count only", "backup every 2 steps",

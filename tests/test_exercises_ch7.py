@@ -1,5 +1,7 @@
 """Chapter 7's exercise checker: it profiles the learner's pipeline itself. The solution passes; the starting code, a
-step breakdown written by hand and a pipeline of made-up tensors are refused."""
+step breakdown written by hand, a pipeline of made-up tensors, and shortcuts around the simulated storage (reads
+without its latency, a few batches cached and repeated) are refused; a cache of every file, filled before the
+profiled steps, is chapter 5's own fix and is accepted."""
 
 import pytest
 import tensorflow as tf
@@ -64,17 +66,75 @@ def test_images_paired_with_the_wrong_labels_are_refused(verdict):
     assert verdict(shifted_labels).startswith(NOT_YET + "my_pipeline delivered an image that matches no file")
 
 
+def fake_profiles(monkeypatch, *breakdowns):
+    """Profiles without the profiler: profile_fit only draws the batches that fit would train on (so the pipeline
+    reads its files, and the check counts the simulated waits), and each step_breakdown is the next one given."""
+    import helpers.chapters.ch07_profiling as chapter
+
+    remaining = iter(breakdowns)
+    monkeypatch.setattr(chapter, "profile_fit",
+                        lambda model, dataset, logdir, first=3, last=8: list(dataset.take(last)))
+    monkeypatch.setattr(chapter, "step_breakdown", lambda logdir: next(remaining))
+
+
 def test_a_wait_that_a_busy_machine_hides_is_refused_against_the_starting_code(verdict, monkeypatch):
     # On a busy machine the model slows, tf.data's injected prefetch hides the starting code's reads, and its step can
     # wait 20% or less: the check then profiles the starting code too, and the wait must be a third of its or less.
-    import helpers.chapters.ch07_profiling as chapter
-
-    breakdowns = iter([{"steps": 6, "step ms": 100.0, "input": 15.0, "xprof says": ""},  # my_pipeline: 15%
-                       {"steps": 6, "step ms": 100.0, "input": 18.0, "xprof says": ""}])  # the starting code
-    monkeypatch.setattr(chapter, "profile_fit", lambda *args, **kwargs: None)
-    monkeypatch.setattr(chapter, "step_breakdown", lambda logdir: next(breakdowns))
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 15.0, "xprof says": ""},  # my_pipeline: 15%
+                  {"steps": 6, "step ms": 100.0, "input": 18.0, "xprof says": ""})  # the starting code
     assert verdict(starting) == (
         NOT_YET + "in the check's profiles, my_pipeline's step waits 15.0 ms for data (15% of the step), the starting "
         "code's 18.0 ms (profiled just after, on the same machine); the goal is 20% or less of the step, and a third "
         "or less of the starting code's wait. Read several files at once (file_dataset's parallel and io_threads), "
         "let them arrive in any order, and prefetch.")
+
+
+@pytest.mark.parametrize("latency_s", [0.0, ch7.LATENCY_S / 100], ids=["no latency", "a token latency"])
+def test_reads_without_the_simulated_latency_are_refused(verdict, latency_s):
+    # A shortcut: the same sequential reads, minus the storage wait the exercise is about.
+    def without_latency(paths, labels, class_names, batch=32):
+        return ch7.file_dataset(paths, class_names, latency_s=latency_s, parallel=False).batch(batch).repeat()
+
+    assert verdict(without_latency) == (
+        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times: read every file "
+        "with the starting code's 2 ms latency (latency_s=LATENCY_S), and make the waits overlap rather than skip "
+        "them.")
+
+
+def test_one_batch_cached_and_repeated_is_refused(verdict):
+    # A shortcut: every image is a real file's, but the model trains on the first batch over and over.
+    def one_batch(paths, labels, class_names, batch=32):
+        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
+        return ds.batch(batch).take(1).cache().repeat()
+
+    assert verdict(one_batch) == (
+        NOT_YET + "my_pipeline's first two batches (64 images from the 64 files it was given, one epoch) held only 32 "
+        "different files: deliver every file once per epoch, with no take() of a few batches cached and repeated "
+        "(cache the whole dataset or nothing) and no shuffle after repeat().")
+
+
+def test_a_few_batches_cached_and_repeated_are_refused_by_the_waits_counted_while_profiling(verdict, monkeypatch):
+    # The same shortcut with two batches: the check's sample (two batches) cannot tell, the waits while profiling can.
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""})
+
+    def two_batches(paths, labels, class_names, batch=32):
+        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
+        return ds.batch(batch).take(2).cache().repeat()
+
+    assert verdict(two_batches) == (
+        NOT_YET + "while the check profiled it, my_pipeline trained on 256 images from 120 files but waited for the "
+        "simulated storage only 64 times (at least 120: one wait per file read, or every file read once into a "
+        "cache): read the files with their 2 ms latency, rather than repeating a few cached batches.")
+
+
+def test_a_cache_of_every_file_filled_before_the_profiled_steps_is_accepted(verdict, monkeypatch):
+    # Chapter 5's cache(): its shuffle buffer reads every file, with the latency, before the first batch, and the
+    # profiled steps train from memory. That is the steady state of a real training, not a shortcut.
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""},
+                  {"steps": 6, "step ms": 100.0, "input": 60.0, "xprof says": ""})
+
+    def cached(paths, labels, class_names, batch=32):
+        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False, cache=True)
+        return ds.batch(batch).repeat()
+
+    assert verdict(cached) == "[ch7.not_input_bound] Correct. Well done."

@@ -125,7 +125,15 @@ def verdict(source):
         exec(source, globals())
     return out.getvalue().strip().splitlines()[-1]
 
+exec(SECTION_4_LAYOUT)  # section 4's model, mp_model: its last kernel is on the model axis already
+dist.set_distribution(dist.ModelParallel(layout_map=layout_map, batch_dim_name="batch"))
+keras.utils.set_random_seed(0)
+mp_model = helpers.models.reuters_conv1d(output="logits")
+dist.set_distribution(None)
+
 print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mesh.shape)),
+                  "mp_model": [list(layout_of(mp_model.layers[-1].kernel)),
+                               verdict("helpers.exercises.check('ch8.kernel_on_model_axis', mp_model)")],
                   "start": verdict(EXERCISE),
                   "solution": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION)),
                   "rows": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION.replace('(None, "model")',
@@ -133,18 +141,34 @@ print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mes
 """
 
 
-def test_the_kernel_exercise_on_the_default_runtime():
+@pytest.fixture(scope="module")
+def kernel_run():
+    """The kernel exercise's verdicts, from one fresh interpreter on the default runtime."""
     mp_cell = code_cell("MODEL_AXIS = ")
     mesh_lines = "\n".join(line for line in mp_cell.splitlines()
                            if line.startswith(("MODEL_AXIS", "mesh = ")))
+    section_4_layout = "\n".join(line for line in mp_cell.splitlines() if line.startswith("layout_map"))
     layout_of = re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0)
     exercise = code_cell('check("ch8.kernel_on_model_axis"')
     first = exercise.splitlines()[1]  # the starting entry, after which the solution's line goes
     program = "\n".join(f"{name} = {value!r}" for name, value in {
         "DEVICE_CELL": code_cell("CPU_DEVICES = "), "MESH_LINES": mesh_lines, "LAYOUT_OF": layout_of,
-        "EXERCISE": exercise, "FIRST": first, "SOLUTION": folded_solution("ch8.kernel_on_model_axis")}.items())
-    found = run_python(program + KERNEL)
+        "SECTION_4_LAYOUT": section_4_layout, "EXERCISE": exercise, "FIRST": first,
+        "SOLUTION": folded_solution("ch8.kernel_on_model_axis")}.items())
+    return run_python(program + KERNEL)
+
+
+def test_the_kernel_exercise_on_the_default_runtime(kernel_run):
+    found = kernel_run
     assert found["devices"] == 4 and found["mesh"] == {"batch": 2, "model": 2}
     assert found["solution"] == "[ch8.kernel_on_model_axis] Correct. Well done."
     assert found["start"].startswith("[ch8.kernel_on_model_axis] Not yet: the last Dense kernel")
     assert "split along its rows" in found["rows"]
+
+
+def test_section_4s_model_already_on_the_model_axis_is_rejected(kernel_run):
+    # mp_model's last kernel is (None, "model") from section 4's LayoutMap: passing it needs no entry of one's own.
+    layout, verdict = kernel_run["mp_model"]
+    assert layout == [None, "model"]
+    assert verdict == ("[ch8.kernel_on_model_axis] Not yet: pass the model small that the exercise cell builds "
+                       "(Dense 'hidden', 64 x 256, then Dense 'output', 256 x 46), not another model.")

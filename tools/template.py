@@ -122,18 +122,26 @@ PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows t
 # GPU or a TPU that TensorFlow can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides instead
 # when it is set).
 FAST = "auto"  # @param ["auto", "fast", "full"]
-# DEVICES: how many logical devices to split one GPU (or the CPU) into; None reads COURSE_DEVICES (default 1).
+# DEVICES: how many logical devices to split one GPU (or the CPU) into; None reads COURSE_DEVICES ({devices}).
 # Several real GPUs are used as they are. A new value needs a restart of the runtime.
 DEVICES = None  # @param {type:"raw"}
 # BACKEND: Keras's backend for this notebook, set before Keras is imported ("jax" only where a chapter says so).
 BACKEND = "{backend}"  # @param ["tensorflow", "jax"]'''
-PARAMETERS = PARAMETERS_TEMPLATE.replace("{backend}", "tensorflow")
+# On JAX, chapter 8's device cell asks for JAX CPU devices instead, 4 unless DEVICES or COURSE_DEVICES says otherwise.
+DEVICES_DEFAULT = {"tensorflow": "default 1", "jax": "default 4 JAX CPU devices"}
+
+
+def parameters_for(backend: str) -> str:
+    return PARAMETERS_TEMPLATE.replace("{backend}", backend).replace("{devices}", DEVICES_DEFAULT[backend])
+
+
+PARAMETERS = parameters_for("tensorflow")
 
 
 def parameters_source(nb) -> str:
     """The parameters cell for `nb`, keeping the backend it chose (tensorflow unless it says jax)."""
     chosen = re.search(r'^BACKEND = "(\w+)"', nb.cells[1].source, re.MULTILINE) if len(nb.cells) > 1 else None
-    return PARAMETERS_TEMPLATE.replace("{backend}", "jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
+    return parameters_for("jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
 
 
 COPY_OF = "copy_of"  # cell metadata: "helpers/FILE.py#NAME" (one marked block) or "helpers/programs/FILE.py" (all)

@@ -43,7 +43,13 @@ def _loss_scaling(answer):
     model = model_under("mixed_float16")  # the layer's own policy: the global one stays as it is
     optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(learning_rate))
     before = [v.numpy().copy() for v in model.trainable_variables]
+    in_float16 = [layer for layer in model.layers if layer.compute_dtype == "float16"]
     answer(model, optimizer, tiny_loss, x, y)
+    changed = [layer.name for layer in in_float16
+               if layer.dtype_policy.name != "mixed_float16" or layer.compute_dtype != "float16"]
+    if changed:  # in float32 the gradients no longer underflow: no loss scaling needed, none learned
+        return (f"keep the model in mixed_float16 ({changed[0]} no longer computes in float16): scale the loss "
+                "instead of changing the dtype.")
     moved = model.layers[0].kernel.numpy() - before[0]
     exact = model_under("float32")
     exact.set_weights(before)

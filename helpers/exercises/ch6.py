@@ -16,31 +16,65 @@ def _ch6_global_batch(answer):
     return "global batch = examples per replica x replicas (machines x GPUs per machine)."
 
 
-def service_sharding(dataset):
-    """How the tf.data service splits `dataset`'s source among its workers, read from the dataset's graph: a
-    `tf.data.experimental.service.ShardingPolicy` ("distributed_epoch" is DYNAMIC, "parallel_epochs" OFF), or None
-    when no element of it comes through the service."""
+def service_route(dataset):
+    """How `dataset`'s elements reach the trainer, read from the dataset's graph: (sharding, bypasses).
+
+    The walk starts at the returned dataset and follows every dataset input back (a concatenated, zipped or
+    captured dataset too), stopping at each DataServiceDataset. `sharding` is how the tf.data service splits the
+    source among its workers, a `tf.data.experimental.service.ShardingPolicy` ("distributed_epoch" is DYNAMIC,
+    "parallel_epochs" OFF; OFF if any service reached uses it), or None when the walk reaches no service.
+    `bypasses` lists the source datasets (RangeDataset, TensorSliceDataset, ...) it reaches without passing a
+    service: elements that would reach the trainer without going through it."""
     import tensorflow as tf
-    from tensorflow.core.framework import graph_pb2
+    from tensorflow.core.framework import graph_pb2, types_pb2
     from tensorflow.core.protobuf import data_service_pb2
     from tensorflow.python.framework import op_def_registry
 
     graph = graph_pb2.GraphDef.FromString(dataset._as_serialized_graph().numpy())
     nodes = {node.name: node for node in graph.node}
-    for node in graph.node:
+
+    def producer(name):  # the node whose output `name` is; None for a control input ("^name")
+        return None if name.startswith("^") else nodes.get(name.split(":")[0])
+
+    def is_dataset(node):  # a dataset op outputs a variant (its handle)
+        op = op_def_registry.get(node.op)
+        if op is None:
+            return "Dataset" in node.op
+        return any(arg.type == types_pb2.DT_VARIANT or
+                   (arg.type_attr and node.attr[arg.type_attr].type == types_pb2.DT_VARIANT)
+                   for arg in op.output_arg)
+
+    policies, bypasses, seen = [], set(), set()
+    stack = [producer(name) for node in graph.node if node.op == "_Retval" for name in node.input]
+    while stack:
+        node = stack.pop()
+        if node is None or node.name in seen:
+            continue
+        seen.add(node.name)
         if node.op.startswith("DataServiceDataset"):
             names = [arg.name for arg in op_def_registry.get(node.op).input_arg]
             mode = nodes[node.input[names.index("processing_mode")].split(":")[0]]
-            policy = data_service_pb2.ProcessingModeDef.FromString(mode.attr["value"].tensor.string_val[0])
-            return tf.data.experimental.service.ShardingPolicy(policy.sharding_policy)
-    return None
+            policies.append(data_service_pb2.ProcessingModeDef.FromString(
+                mode.attr["value"].tensor.string_val[0]).sharding_policy)
+            continue
+        inputs = [producer(name) for name in node.input]
+        inputs = [each for each in inputs if each is not None and is_dataset(each)]
+        if not inputs:
+            bypasses.add(node.op)
+        stack.extend(inputs)
+    if not policies:
+        return None, sorted(bypasses)
+    off = tf.data.experimental.service.ShardingPolicy.OFF
+    return (off if off.value in policies else tf.data.experimental.service.ShardingPolicy(policies[0])), sorted(
+        bypasses)
 
 
 @exercise("ch6.each_element_once")
 def _each_element_once(answer):
     # Measured: a dispatcher and 2 tf.data workers in this process. The learner's function gets a dataset and the
     # dispatcher's address; the trainer must receive each of the 12 elements exactly once, from the tf.data service
-    # (a DataServiceDataset in the returned dataset's graph), with one epoch split between the tf.data workers.
+    # (every path from the returned dataset back to a source in its graph passes a DataServiceDataset: nothing
+    # concatenated, zipped or captured beside it), with one epoch split between the tf.data workers.
     from collections import Counter
 
     import tensorflow as tf
@@ -55,12 +89,17 @@ def _each_element_once(answer):
         if not isinstance(dataset, tf.data.Dataset):
             return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
         counts = Counter(int(x) for x in dataset)
-        sharding = service_sharding(dataset)
+        sharding, bypasses = service_route(dataset)
     finally:
         del workers, dispatcher  # a deleted server stops
     if sharding is None:
         return (f"the trainer received {sum(counts.values())} elements, but none came through the tf.data service: "
                 "apply tf.data.experimental.service.distribute(...) to the dataset.")
+    if bypasses:
+        return (f"the trainer received {sum(counts.values())} elements, but the returned dataset also reads a source "
+                f"beside the tf.data service ({', '.join(bypasses)}): return the dataset that "
+                "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after "
+                "it.")
     if sorted(counts) != expected or set(counts.values()) != {1}:
         return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 "
                 "tf.data workers, which processing mode splits one epoch between them?")
@@ -141,4 +180,5 @@ def _resumed_weights(answer):
         return f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} steps)."
     return (f"the restarted run {where} and ended {difference:.1e} away from the uninterrupted run's weights: it "
             "must continue from the model and optimizer state at the end of epoch 1 (a backup every N steps restarts "
-            "the epoch from its first batch: section 7).")
+            "the epoch from its first batch: section 7; or the optimizer's state was not restored: build a new "
+            "model's optimizer before load_weights).")

@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from helpers.exercises import exercise
 
 SAMPLE = 64  # files whose pixels and labels the check compares with what the learner's pipeline delivers
+BATCH = SAMPLE // 2  # the batch the check asks for: the sample is two batches, one epoch of its files
+STEPS = 8  # training batches of the check's profile (profile_fit's last): it profiles the 3rd to the 8th
+
+
+@contextlib.contextmanager
+def _storage_waits(latency_s):
+    """Counts the simulated storage waits made while it is open: calls of time.sleep for latency_s or longer, from
+    any thread (chapter 5's read_image and generator_dataset both wait with time.sleep(latency_s))."""
+    import time
+
+    real, waits = time.sleep, []
+
+    def sleep(seconds):
+        if seconds >= latency_s:
+            waits.append(seconds)  # list.append is atomic: tf.data's threads may wait at the same time
+        real(seconds)
+
+    time.sleep = sleep
+    try:
+        yield waits
+    finally:
+        time.sleep = real
 
 
 @exercise("ch7.not_input_bound")
 def _not_input_bound(answer):
     # Measured: the check profiles the learner's pipeline itself (chapter 7's profile_fit, into a folder of its own)
     # and reads the step breakdown from that profile; numbers written by hand cannot pass. It first checks that the
-    # pipeline delivers the image files' own pixels and labels, so that a pipeline of made-up tensors cannot either.
+    # pipeline delivers the image files' own pixels and labels, so that a pipeline of made-up tensors cannot either,
+    # and that it delivers them as the exercise's storage would: each of the sample's files once (not one batch cached
+    # and repeated), each read paying the simulated latency (counted: time.sleep of LATENCY_S or more). While it
+    # profiles, the pipeline must also wait once per file it reads, for the files behind the profiled batches or for
+    # every file: a cache filled before the profiled steps (chapter 5's cache(), whose shuffle buffer reads every file
+    # before the first batch) is the real thing; a cache of a few batches, or reads without the latency, are not.
     # A busy machine slows the model more than the simulated storage (a sleep), which can hide the starting code's
     # input wait behind tf.data's injected prefetch: so a pipeline that meets the 20% goal is compared with the
     # starting code, profiled just after it, and its wait must also be a third of the starting code's or less.
@@ -32,32 +61,59 @@ def _not_input_bound(answer):
     if not root.is_dir():
         images.make_image_folder(root)
     paths, labels, class_names = images.list_image_folder(root)
+    latency = f"{LATENCY_S * 1000:g} ms"
 
     def thumbnail(image):  # 4x4 block means: tells the files apart, not the resizing method
         return np.asarray(tf.image.resize(image, (4, 4), method="area"))
 
     sample = list(range(0, len(paths), max(1, len(paths) // SAMPLE)))[:SAMPLE]  # files of every class
     expected = [(thumbnail(read_image(paths[i])), int(labels[i])) for i in sample]
-    delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names, batch=len(sample) // 2)
-    for images_batch, labels_batch in delivered.take(2):
-        for image, label in zip(np.asarray(images_batch), np.asarray(labels_batch)):
-            small = thumbnail(image)
-            if not any(int(label) == want and np.abs(small - file).max() < 0.05 for file, want in expected):
-                return ("my_pipeline delivered an image that matches no file of its label: it must read the files "
-                        "it is given and pair each image with its label, as the starting code does.")
+    files, batch = [], None  # the sample file each delivered image is (the closest of its label), the batch size
+    with _storage_waits(LATENCY_S) as waits:
+        delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names,
+                           batch=min(BATCH, len(sample) // 2))
+        for images_batch, labels_batch in delivered.take(2):
+            batch = batch or len(labels_batch)
+            for image, label in zip(np.asarray(images_batch), np.asarray(labels_batch)):
+                small = thumbnail(image)
+                gaps = [np.abs(small - file).max() if int(label) == want else np.inf for file, want in expected]
+                if min(gaps) >= 0.05:
+                    return ("my_pipeline delivered an image that matches no file of its label: it must read the "
+                            "files it is given and pair each image with its label, as the starting code does.")
+                files.append(int(np.argmin(gaps)))
+        sample_waits = len(waits)
+    if len(set(files)) < len(files):
+        return (f"my_pipeline's first two batches ({len(files)} images from the {len(sample)} files it was given, "
+                f"one epoch) held only {len(set(files))} different files: deliver every file once per epoch, with "
+                "no take() of a few batches cached and repeated (cache the whole dataset or nothing) and no shuffle "
+                "after repeat().")
+    if sample_waits < len(files):
+        return (f"my_pipeline delivered {len(files)} images but waited for the simulated storage only {sample_waits} "
+                f"times: read every file with the starting code's {latency} latency (latency_s=LATENCY_S), and make "
+                "the waits overlap rather than skip them.")
 
     def starting_code(paths, labels, class_names, batch=32):  # the notebook's my_pipeline before any change
         return file_dataset(paths, class_names, latency_s=LATENCY_S, parallel=False).batch(batch).repeat()
 
     def profiled(pipeline, logdir):
         keras.utils.set_random_seed(0)
-        profile_fit(small_convnet(len(class_names)), pipeline(paths, labels, class_names), logdir)
+        profile_fit(small_convnet(len(class_names)), pipeline(paths, labels, class_names, batch=BATCH), logdir,
+                    last=STEPS)
         return step_breakdown(logdir)
 
     with tempfile.TemporaryDirectory() as logdir:
-        mine = profiled(answer, f"{logdir}/mine")
+        with _storage_waits(LATENCY_S) as waits:
+            mine = profiled(answer, f"{logdir}/mine")
+            profile_waits = len(waits)
         if not mine["steps"]:
             return "the check's profile of my_pipeline has no marked steps: " + mine["xprof says"]
+        trained = STEPS * (batch or BATCH)  # images the profiled fit trained on
+        needed = min(trained, len(paths))  # a file read for each, or every file read once (into a cache)
+        if profile_waits < needed:
+            return (f"while the check profiled it, my_pipeline trained on {trained} images from {len(paths)} files "
+                    f"but waited for the simulated storage only {profile_waits} times (at least {needed}: one wait "
+                    "per file read, or every file read once into a cache): read the files with their "
+                    f"{latency} latency, rather than repeating a few cached batches.")
         waiting = 100 * mine["input"] / mine["step ms"]
         # Only a pipeline that meets the first goal is compared with the starting code (a second profile, then).
         start = profiled(starting_code, f"{logdir}/start") if waiting <= 20 else None
