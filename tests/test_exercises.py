@@ -1,5 +1,6 @@
 import re
 import time
+from pathlib import Path
 
 import keras
 import pytest
@@ -8,25 +9,6 @@ from conftest import run_python
 from helpers import exercises
 from helpers.exercises import check, exercise
 from helpers.models import matching_loss, reuters_conv1d
-
-
-def slow_pipeline(paths, class_names):  # chapter 5's exercise, as the learner gets it
-    import tensorflow as tf
-
-    from helpers.chapters.ch05_input_pipelines import label_from_path, read_image
-
-    return tf.data.Dataset.from_tensor_slices(list(paths)).map(
-        lambda p: (read_image(p), label_from_path(p, class_names))).batch(64)
-
-
-def cached_pipeline(paths, class_names):  # its solution
-    import tensorflow as tf
-
-    from helpers.chapters.ch05_input_pipelines import label_from_path, read_image
-
-    ds = tf.data.Dataset.from_tensor_slices(list(paths)).map(
-        lambda p: (read_image(p), label_from_path(p, class_names)), num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.cache().batch(64).prefetch(tf.data.AUTOTUNE)
 
 
 def vectorized_dropout(batch, rng, rate=0.1):
@@ -75,18 +57,6 @@ def service_mode(mode):
     return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
 
 
-
-def fixed_image_pipeline():  # chapter 7's exercise's solution
-    from helpers.chapters.ch07_profiling import fixed_pipeline
-
-    return fixed_pipeline
-
-
-def resume_from_backup(model, dataset, epochs, backup_dir, callbacks):  # chapter 6's solution
-    backup = keras.callbacks.BackupAndRestore(backup_dir)
-    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
-
-
 RIGHT_ANSWERS = {
     "ch0.input_share": lambda: 0.8,
     "ch1.embedding_params": lambda: 30982 * 7,
@@ -95,24 +65,26 @@ RIGHT_ANSWERS = {
     "ch3.survivors": lambda: ["bfloat16", "float32"],
     "ch4.scaled_lr": lambda: 0.4,
     "ch5.shuffle_buffer_mb": lambda: 1806,
-    "ch5.faster_pipeline": lambda: (slow_pipeline, cached_pipeline),
     "ch0.vectorized_dropout": lambda: vectorized_dropout,
     "ch1.reshuffled_batches": lambda: numbers_pipeline(reshuffle_examples=True),
     "ch2.match_one_replica": lambda: lambda replicas: (32 // replicas, 0.1),
     "ch2.busy_replicas": lambda: lambda replicas: (128, 128 * replicas),
     "ch3.loss_scaling": lambda: scaled_step,
     "ch4.static_batches": lambda: batched(drop_remainder=True),
-    "ch4.fused_steps": lambda: lambda: exercises.ch4.fusing_model(steps_per_execution=32),  # timed: 5 fits a side
     "ch6.each_element_once": lambda: service_mode("distributed_epoch"),
     "ch6.global_batch": lambda: 192,
-    "ch6.resumed_weights": lambda: resume_from_backup,  # its starting code and shortcuts: test_exercises_ch6.py
-    # chapter 7's fixed pipeline, which the check profiles itself (its shortcuts: test_exercises_ch7.py)
-    "ch7.not_input_bound": fixed_image_pipeline,
     "ch8.effective_batch": lambda: 16 * 4 * 2,
     "ch8.exact_largest_batch": lambda: __import__("test_exercises_ch8").solution(),  # the notebook's folded solution
 }
 # Checked on the JAX backend, in a fresh interpreter (test_kernel_on_model_axis_reads_the_sharding_back).
 JAX_EXERCISES = {"ch8.kernel_on_model_axis"}
+# Timed or long checks whose right answer (the notebook's solution) is run once, by the test named here.
+SOLUTION_TESTED_IN = {
+    "ch4.fused_steps": "test_exercises_ch4.py::test_fused_steps_solution_is_accepted",
+    "ch5.faster_pipeline": "test_exercises_ch5.py::test_the_solution_is_accepted",
+    "ch6.resumed_weights": "test_exercises_ch6.py::test_a_backup_restored_on_restart_is_accepted",
+    "ch7.not_input_bound": "test_exercises_ch7.py::test_the_solution_is_accepted",
+}
 
 
 def verdict(capsys, name, answer):
@@ -123,7 +95,14 @@ def verdict(capsys, name, answer):
 
 
 def test_every_registered_exercise_has_a_right_answer_here():
-    assert set(exercises._CHECKS) == set(RIGHT_ANSWERS) | JAX_EXERCISES
+    assert set(exercises._CHECKS) == set(RIGHT_ANSWERS) | JAX_EXERCISES | set(SOLUTION_TESTED_IN)
+
+
+@pytest.mark.parametrize("name", sorted(SOLUTION_TESTED_IN))
+def test_the_named_solution_tests_exist(name):
+    file, _, function = SOLUTION_TESTED_IN[name].partition("::")
+    source = (Path(__file__).parent / file).read_text()
+    assert f"def {function}(" in source
 
 
 @pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
