@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import tensorflow as tf
 
-from helpers.course import CourseError, check_devices, tpu_install_command, whole_number
+from helpers.course import CourseError, check_devices, tpu_install_command
 from helpers.tables import Table
 
 RESTART = (
@@ -121,51 +121,6 @@ def describe_runtime() -> Table:
     return Table(["what", "this runtime"], rows, title="Runtime")
 
 
-def configure_gpus(visible=None, memory_growth: bool = False, memory_limit_mb: int | None = None):
-    """Choose which GPUs TensorFlow sees and how it takes their memory. Returns the visible GPUs.
-
-    visible: GPU indices to keep (None keeps all). memory_growth: allocate as needed instead of
-    grabbing the whole card. memory_limit_mb: a fixed cap per GPU. Must run before TF initialises.
-    """
-    if not isinstance(memory_growth, bool):
-        raise CourseError(f"configure_gpus(memory_growth={memory_growth!r}): use True or False.")
-    if memory_growth and memory_limit_mb is not None:
-        raise CourseError(
-            "configure_gpus(): memory_growth=True and memory_limit_mb cannot be combined; "
-            "pick one (growth shares a card politely, a limit reserves a fixed amount)."
-        )
-    if memory_limit_mb is not None:
-        whole_number("configure_gpus(memory_limit_mb=", memory_limit_mb, 64, hint=" MiB")
-    gpus = tf.config.list_physical_devices("GPU")
-    if visible is not None:
-        if not isinstance(visible, (list, tuple)) or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in visible
-        ):
-            raise CourseError(f"configure_gpus(visible={visible!r}): give a list of GPU indices, e.g. [0].")
-        wrong = [i for i in visible if not 0 <= i < len(gpus)]
-        if wrong:
-            have = f"indices 0..{len(gpus) - 1}" if gpus else "none at all"
-            raise CourseError(
-                f"configure_gpus(visible={visible!r}): no GPU with index {wrong}; this runtime has "
-                f"{len(gpus)} GPU(s) ({have})."
-            )
-    chosen = gpus if visible is None else [gpus[i] for i in visible]
-    if not gpus:
-        return []
-    try:
-        tf.config.set_visible_devices(chosen, "GPU")
-        for gpu in chosen:
-            if memory_growth:
-                tf.config.experimental.set_memory_growth(gpu, True)
-            elif memory_limit_mb is not None:
-                tf.config.set_logical_device_configuration(
-                    gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=memory_limit_mb)]
-                )
-    except RuntimeError as err:
-        raise CourseError(f"configure_gpus(): {RESTART} (TensorFlow said: {err})") from None
-    return chosen
-
-
 def gpu_memory_mb(index: int = 0, query: str = "memory.total") -> int | None:
     rows = nvidia_smi(query)
     try:
@@ -174,15 +129,13 @@ def gpu_memory_mb(index: int = 0, query: str = "memory.total") -> int | None:
         return None
 
 
-def split_device(n: int, gpu_memory_mb_each: int | None = None):
+def split_device(n: int):
     """Split the one GPU (or, without a GPU, the CPU) into `n` logical devices; return them.
 
     With several real GPUs nothing is split: they already are several devices. Running it again
     with the same `n` is harmless; a different `n` after TensorFlow initialised needs a restart.
     """
     check_devices(n, call="split_device(")
-    if gpu_memory_mb_each is not None:
-        whole_number("split_device(gpu_memory_mb_each=", gpu_memory_mb_each, 64, hint=" MiB")
     gpus = tf.config.get_visible_devices("GPU")
     if len(gpus) > 1:
         return tf.config.list_logical_devices("GPU")
@@ -194,7 +147,7 @@ def split_device(n: int, gpu_memory_mb_each: int | None = None):
         # From the memory still free: another process (the notebook's kernel, beside a benchmark it
         # started) may already hold part of the card.
         free = gpu_memory_mb(query="memory.free") or 8192
-        each = gpu_memory_mb_each or max(256, int(free * 0.85) // n)
+        each = max(256, int(free * 0.85) // n)
         config = [tf.config.LogicalDeviceConfiguration(memory_limit=each) for _ in range(n)]
     else:
         config = [tf.config.LogicalDeviceConfiguration() for _ in range(n)]

@@ -17,7 +17,7 @@ from helpers.tables import Table
 @pytest.fixture
 def fake_gpus(monkeypatch):
     """Pretend TensorFlow sees `n` physical GPUs; record what the helpers ask TF to configure."""
-    calls = {"visible": [], "growth": [], "logical": []}
+    calls = {"logical": []}
     state = {"gpus": []}
     real_physical = tf.config.list_physical_devices
     real_visible = tf.config.get_visible_devices
@@ -28,13 +28,6 @@ def fake_gpus(monkeypatch):
         def maybe_fail():
             if fail_with is not None:
                 raise fail_with
-
-        def set_visible(chosen, kind):
-            maybe_fail()
-            calls["visible"].append((list(chosen), kind))
-
-        def set_growth(gpu, on):
-            calls["growth"].append((gpu, on))
 
         def set_logical(device, config):
             maybe_fail()
@@ -48,8 +41,6 @@ def fake_gpus(monkeypatch):
             tf.config, "get_visible_devices",
             lambda kind=None: list(state["gpus"]) if kind == "GPU" else real_visible(kind),
         )
-        monkeypatch.setattr(tf.config, "set_visible_devices", set_visible)
-        monkeypatch.setattr(tf.config.experimental, "set_memory_growth", set_growth)
         monkeypatch.setattr(tf.config, "set_logical_device_configuration", set_logical)
         monkeypatch.setattr(tf.config, "get_logical_device_configuration", lambda device: None)
         monkeypatch.setattr(
@@ -431,67 +422,6 @@ def test_describe_runtime_lists_each_gpu(monkeypatch, fake_gpus):
     assert "GPU" not in rows
 
 
-# ---------------------------------------------------------------------------- configure_gpus
-
-
-def test_configure_gpus_without_gpus_returns_empty():
-    assert devices.configure_gpus() == []
-    assert devices.configure_gpus(memory_growth=True) == []
-    assert devices.configure_gpus(memory_limit_mb=1024) == []
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        ({"memory_growth": True, "memory_limit_mb": 1024}, r"cannot be combined; pick one"),
-        ({"memory_limit_mb": 63},
-         r"configure_gpus\(memory_limit_mb=63\): use a whole number >= 64 MiB\."),
-        ({"memory_limit_mb": True}, r"configure_gpus\(memory_limit_mb=True\)"),
-        ({"memory_limit_mb": 1024.0}, r"configure_gpus\(memory_limit_mb=1024.0\)"),
-        ({"memory_limit_mb": "1024"}, r"configure_gpus\(memory_limit_mb='1024'\)"),
-        ({"visible": 0}, r"configure_gpus\(visible=0\): give a list of GPU indices"),
-        ({"visible": "0"}, r"give a list of GPU indices, e.g. \[0\]"),
-        ({"visible": [True]}, r"configure_gpus\(visible=\[True\]\)"),
-        ({"visible": [0.0]}, r"configure_gpus\(visible=\[0.0\]\)"),
-        ({"visible": [0]}, r"no GPU with index \[0\]; this runtime has 0 GPU\(s\)"),
-    ],
-)
-def test_configure_gpus_validates_before_anything(kwargs, message):
-    with pytest.raises(CourseError, match=message):
-        devices.configure_gpus(**kwargs)
-
-
-def test_configure_gpus_chooses_and_sets_growth(fake_gpus):
-    gpus = fake_gpus(3)
-    assert devices.configure_gpus(visible=[2, 0], memory_growth=True) == [gpus[2], gpus[0]]
-    assert fake_gpus.calls["visible"] == [([gpus[2], gpus[0]], "GPU")]
-    assert fake_gpus.calls["growth"] == [(gpus[2], True), (gpus[0], True)]
-    assert fake_gpus.calls["logical"] == []
-
-
-def test_configure_gpus_sets_memory_limit_on_all(fake_gpus):
-    gpus = fake_gpus(2)
-    assert devices.configure_gpus(memory_limit_mb=2048) == gpus
-    assert [(d, [c.memory_limit for c in cfg]) for d, cfg in fake_gpus.calls["logical"]] == [
-        (gpus[0], [2048]), (gpus[1], [2048])
-    ]
-    assert fake_gpus.calls["growth"] == []
-
-
-def test_configure_gpus_reports_out_of_range_indices(fake_gpus):
-    fake_gpus(2)
-    with pytest.raises(CourseError, match=r"no GPU with index \[2, -1\]; this runtime has "
-                                          r"2 GPU\(s\) \(indices 0..1\)"):
-        devices.configure_gpus(visible=[0, 2, -1])
-
-
-def test_configure_gpus_after_initialisation_asks_for_restart(fake_gpus):
-    fake_gpus(1, fail_with=RuntimeError("Visible devices cannot be modified after init"))
-    with pytest.raises(CourseError, match=r"configure_gpus\(\): .*Restart the runtime.*"
-                                          r"TensorFlow said: Visible devices cannot be modified"):
-        devices.configure_gpus()
-
-
 # ---------------------------------------------------------------------------- split_device
 
 
@@ -532,20 +462,19 @@ def test_split_device_cpu_configuration(fake_gpus):
 
 
 @pytest.mark.parametrize(
-    "smi_rows, each, expected",
+    "smi_rows, expected",
     [
-        ([["16000"]], None, int(16000 * 0.85) // 2),
-        ([], None, int(8192 * 0.85) // 2),  # unknown memory: assume 8 GiB
-        ([["300"]], None, 256),  # never below 256 MiB
-        ([["16000"]], 1000, 1000),
+        ([["16000"]], int(16000 * 0.85) // 2),
+        ([], int(8192 * 0.85) // 2),  # unknown memory: assume 8 GiB
+        ([["300"]], 256),  # never below 256 MiB
     ],
 )
-def test_split_device_one_gpu_shares_memory(monkeypatch, fake_gpus, smi_rows, each, expected):
+def test_split_device_one_gpu_shares_memory(monkeypatch, fake_gpus, smi_rows, expected):
     [gpu] = fake_gpus(1)
     # The free memory counts, not the card's total: the kernel may already hold part of it.
     monkeypatch.setattr(devices, "nvidia_smi",
                         lambda query="": smi_rows if query == "memory.free" else [["99999"]])
-    result = devices.split_device(2, gpu_memory_mb_each=each)
+    result = devices.split_device(2)
     assert [d.name for d in result] == ["/device:GPU:0", "/device:GPU:1"]
     [(device, config)] = fake_gpus.calls["logical"]
     assert device is gpu
@@ -588,7 +517,6 @@ out["printed"] = printed.getvalue()
 out["strategy"] = [type(strategy).__name__, strategy.num_replicas_in_sync]
 total = strategy.reduce("SUM", strategy.run(lambda: tf.constant(1.0)), axis=None)
 out["sum"] = float(total)
-out["gpus"] = devices.configure_gpus()
 print(json.dumps(out))
 """
 
@@ -607,7 +535,6 @@ def test_split_device_in_fresh_runtime():
     assert out["printed"].startswith("Strategy: MirroredStrategy over 2 replica(s) with "
                                      "ReductionToOneDevice (2 logical CPU devices")
     assert out["sum"] == 2.0
-    assert out["gpus"] == []
 
 
 # ---------------------------------------------------------------------------- strategies
