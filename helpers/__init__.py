@@ -16,19 +16,21 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # setup() prints a line saying so (devices.gpu_memory_note), and chapter 1 shows the variable.
 os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 
-from helpers.course import Course, CourseError, setup  # noqa: E402
+from helpers.course import Course, setup  # noqa: E402
+from helpers.errors import CourseError  # noqa: E402
 
 # The plumbing several chapters share. Chapter code is in helpers/chapters, runnable programs in helpers/programs,
 # and the benchmark command line in helpers/bench.py; none of those is imported here.
-PLUMBING = ("cluster", "course", "data", "devices", "errors", "exercises", "images", "models", "plots", "processes",
-            "report", "storage", "tables", "timing", "widgets")
+PLUMBING = ("cluster", "course", "data", "devices", "errors", "exercises", "images", "installs", "models", "plots",
+            "processes", "quiet", "report", "storage", "strategies", "tables", "timing", "versions", "widgets")
 __all__ = ["Course", "CourseError", "setup"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # `helpers.data.load_reuters(...)` works without importing each module first; they load
-    # lazily so that `import helpers` stays light and never fails for lack of TensorFlow.
+    # For notebooks: `helpers.data.load_reuters(...)` works without importing each module first; they load
+    # lazily so that `import helpers` stays light and never fails for lack of TensorFlow. The package's own code
+    # imports what it uses plainly (`from helpers.timing import measure`), never through here.
     if name in PLUMBING:
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")

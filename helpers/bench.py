@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-from helpers.course import CourseError
+from helpers.errors import CourseError
 
 # name -> (chapter module, function): each function takes `fast` and returns a helpers.tables.Result.
 BENCHMARKS = {
@@ -48,10 +48,10 @@ def main(argv=None) -> int:
         parser.error(f"unknown benchmark {args.name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}")
     if args.replicas is not None and args.name != "scaling":
         parser.error("--replicas goes with the scaling benchmark only")
-    import helpers
+    from helpers.course import setup
 
     try:
-        course = helpers.setup(devices=args.replicas, verbose=False)
+        course = setup(devices=args.replicas, verbose=False)
         if args.replicas is not None:  # one point of the sweep, run by scaling_point in a fresh process
             from helpers.chapters.ch02_multi_gpu import replica_throughput
 

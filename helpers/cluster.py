@@ -13,7 +13,7 @@ import sys
 import time
 from contextlib import ExitStack, contextmanager, nullcontext
 
-from helpers.course import CourseError, whole_number
+from helpers.errors import CourseError, whole_number
 from helpers.processes import die_with_parent, python_command, run_group
 
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")

@@ -11,7 +11,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from helpers.course import CourseError, whole_number
+from helpers.errors import CourseError, whole_number
 
 # The shapes of keras.datasets.reuters.load_data() with its defaults (test_split=0.2).
 REUTERS_TRAIN, REUTERS_TEST = 8982, 2246

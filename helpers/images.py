@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers.course import CourseError, whole_number
+from helpers.errors import CourseError, whole_number
 
 CLASSES = ("circle", "square", "triangle", "cross", "ring", "bar")
 IMAGE_SIZE = 64

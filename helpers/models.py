@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import keras
 
-import helpers
-from helpers.course import CourseError, whole_number
+import helpers.errors  # the notebook-cell block below calls helpers.errors.whole_number, as the notebook does
+from helpers.errors import CourseError, whole_number
 
 OUTPUTS = ("logits", "softmax")
 
@@ -19,7 +19,7 @@ def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"
     "softmax" ends in probabilities.
     """
     for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
-        helpers.course.whole_number(f"reuters_conv1d({name}=", value, 2)
+        helpers.errors.whole_number(f"reuters_conv1d({name}=", value, 2)
     if maxlen < 12:
         raise helpers.CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need 12 tokens or more.")
     if output not in ("logits", "softmax"):

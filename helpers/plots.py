@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from helpers.course import CourseError, whole_number
+from helpers.errors import CourseError, whole_number
 
 
 def training_curves(history: dict, metrics=("loss", "accuracy"), title: str = ""):

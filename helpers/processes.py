@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from helpers.course import CourseError
+from helpers.errors import CourseError
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from helpers.course import CourseError
+from helpers.errors import CourseError
 
 REPORT_FILE_VAR = "COURSE_REPORT_FILE"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from helpers.course import CourseError
+from helpers.errors import CourseError
 
 
 class Table:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import tensorflow as tf
 
-from helpers.course import CourseError, whole_number
+from helpers.errors import CourseError, whole_number
 
 
 def printbar(label: str = "") -> None:

@@ -7,7 +7,7 @@ import os
 import keras
 import matplotlib.pyplot as plt
 
-from helpers.course import CourseError, flag_from_env
+from helpers.errors import CourseError, flag_from_env
 from helpers.plots import training_curves
 
 

@@ -373,7 +373,7 @@ def test_pipeline_comparison_generates_the_folder_when_missing(monkeypatch, tmp_
     import helpers.images as images
 
     real_make = images.make_image_folder
-    monkeypatch.setattr(images, "make_image_folder", lambda root: real_make(root, per_class=2))
+    monkeypatch.setattr(ch05_input_pipelines, "make_image_folder", lambda root: real_make(root, per_class=2))
     comparison = ch05_input_pipelines.pipeline_comparison(fast=True, root=tmp_path / "shapes")
     assert list(comparison) == [0.0, ch05_input_pipelines.LATENCY_S]
     assert calls == [(12, 0.0, 20), (12, 0.002, 20)]

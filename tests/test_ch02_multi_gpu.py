@@ -17,7 +17,7 @@ def small_reuters(monkeypatch):
         y = rng.integers(0, 46, size=64)
         return data.Reuters(x_train=x, y_train=y, x_test=x, y_test=y, num_classes=46, source="test stand-in")
 
-    monkeypatch.setattr(data, "load_reuters", load_reuters)
+    monkeypatch.setattr(ch02_multi_gpu, "load_reuters", load_reuters)
 
 
 def test_replica_throughput_reports_the_median_and_the_spread_of_its_timed_epochs(small_reuters):

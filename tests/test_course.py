@@ -14,7 +14,7 @@ import pytest
 from conftest import run_python
 
 import helpers
-from helpers import Course, CourseError, course
+from helpers import Course, CourseError, course, errors, installs, quiet, versions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,25 +22,25 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("raw", ["1", "true", "YES", " on ", "True"])
 def test_flag_from_env_true_values(monkeypatch, raw):
     monkeypatch.setenv("COURSE_X", raw)
-    assert course.flag_from_env("COURSE_X") is True
+    assert errors.flag_from_env("COURSE_X") is True
 
 
 @pytest.mark.parametrize("raw", ["0", "false", "No", "off", "", "  "])
 def test_flag_from_env_false_values(monkeypatch, raw):
     monkeypatch.setenv("COURSE_X", raw)
-    assert course.flag_from_env("COURSE_X", default=True) is False
+    assert errors.flag_from_env("COURSE_X", default=True) is False
 
 
 @pytest.mark.parametrize("default", [True, False])
 def test_flag_from_env_unset_gives_default(monkeypatch, default):
     monkeypatch.delenv("COURSE_X", raising=False)
-    assert course.flag_from_env("COURSE_X", default=default) is default
+    assert errors.flag_from_env("COURSE_X", default=default) is default
 
 
 def test_flag_from_env_rejects_typos(monkeypatch):
     monkeypatch.setenv("COURSE_X", "ye")
     with pytest.raises(CourseError, match=r"COURSE_X='ye' is not a yes/no value: use COURSE_X=1"):
-        course.flag_from_env("COURSE_X")
+        errors.flag_from_env("COURSE_X")
 
 
 @pytest.mark.parametrize("raw, expected", [(None, 7), ("", 7), ("  ", 7), ("3", 3), (" 4 ", 4)])
@@ -49,26 +49,26 @@ def test_int_from_env(monkeypatch, raw, expected):
         monkeypatch.delenv("COURSE_N", raising=False)
     else:
         monkeypatch.setenv("COURSE_N", raw)
-    assert course.int_from_env("COURSE_N", 7) == expected
+    assert errors.int_from_env("COURSE_N", 7) == expected
 
 
 @pytest.mark.parametrize("raw", ["two", "2.5", "1e3"])
 def test_int_from_env_rejects_non_integers(monkeypatch, raw):
     monkeypatch.setenv("COURSE_N", raw)
     with pytest.raises(CourseError, match=r"COURSE_N=.* is not a whole number: use e.g. COURSE_N"):
-        course.int_from_env("COURSE_N", 1)
+        errors.int_from_env("COURSE_N", 1)
 
 
-@pytest.mark.parametrize("n", [1, 2, course.MAX_DEVICES])
+@pytest.mark.parametrize("n", [1, 2, errors.MAX_DEVICES])
 def test_check_devices_accepts_range(n):
-    assert course.check_devices(n) == n
+    assert errors.check_devices(n) == n
 
 
-@pytest.mark.parametrize("bad", [0, -1, course.MAX_DEVICES + 1, True, 2.0, "2", None])
+@pytest.mark.parametrize("bad", [0, -1, errors.MAX_DEVICES + 1, True, 2.0, "2", None])
 def test_check_devices_rejects(bad):
     with pytest.raises(CourseError,
                        match=r"whole number from 1 to 16 logical devices \(COURSE_DEVICES sets it too\)"):
-        course.check_devices(bad)
+        errors.check_devices(bad)
 
 
 @pytest.mark.parametrize(
@@ -76,11 +76,11 @@ def test_check_devices_rejects(bad):
     [("2.21.0", (2, 21)), ("3.15.1", (3, 15)), ("2.16.0rc0", (2, 16)), ("3.0.0.dev2024", (3, 0))],
 )
 def test_version_tuple(version, expected):
-    assert course._version_tuple(version) == expected
+    assert versions._version_tuple(version) == expected
 
 
 def test_check_versions_passes_on_this_runtime():
-    course.check_versions()
+    versions.check_versions()
 
 
 @pytest.mark.parametrize("module, version", [("tensorflow", "2.19.1"), ("keras", "3.12.0"), ("keras", "2.15.0")])
@@ -89,20 +89,20 @@ def test_check_versions_rejects_runtimes_older_than_the_oldest_tested(monkeypatc
     monkeypatch.setattr(mod, "__version__", version)
     with pytest.raises(CourseError, match=r"needs TensorFlow >= 2.20 and Keras >= 3.13 \(the oldest versions it "
                                           r"is tested on\).*restart the runtime"):
-        course.check_versions()
+        versions.check_versions()
 
 
 @pytest.mark.parametrize("tf_version, keras_version", [("2.20.0", "3.13.2"), ("2.21.0", "3.15.1")])
 def test_check_versions_accepts_both_tested_runtimes(monkeypatch, tf_version, keras_version):
     monkeypatch.setattr(importlib.import_module("tensorflow"), "__version__", tf_version)
     monkeypatch.setattr(importlib.import_module("keras"), "__version__", keras_version)
-    course.check_versions()
+    versions.check_versions()
 
 
 def test_versions_line_shows_found_beside_the_tested_combinations(monkeypatch):
     monkeypatch.setattr(importlib.import_module("keras"), "__version__", "3.14.0")
     monkeypatch.setattr(importlib.import_module("tensorflow"), "__version__", "2.20.1")
-    line = course.versions_line()
+    line = versions.versions_line()
     assert line.startswith(f"Versions: TensorFlow 2.20.1 + Keras 3.14.0 + Python {sys.version_info.major}."
                            f"{sys.version_info.minor}.")
     assert line.endswith("(tested: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.13 as on Colab, "
@@ -114,13 +114,13 @@ def test_tpu_install_command_removes_tensorflow_cpu_first_where_installed(monkey
 
     real = metadata.version
     monkeypatch.setattr(metadata, "version", lambda name: "2.20.0" if name == "tensorflow-cpu" else real(name))
-    assert course.tpu_install_command() == f"pip uninstall -y tensorflow-cpu && {course.TPU_INSTALL}"
+    assert versions.tpu_install_command() == f"pip uninstall -y tensorflow-cpu && {versions.TPU_INSTALL}"
 
     def no_tensorflow_cpu(name):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", no_tensorflow_cpu)
-    assert course.tpu_install_command() == course.TPU_INSTALL
+    assert versions.tpu_install_command() == versions.TPU_INSTALL
 
 
 NO_ACCELERATOR_NOTE = r"No GPU or TPU in this runtime, so this notebook runs at fast sizes.*FAST = \"full\""
@@ -165,7 +165,7 @@ def test_setup_on_a_tpu_runtime_without_tensorflow_says_how_to_install_it(monkey
 def test_check_versions_without_tensorflow(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)
     with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup") as caught:
-        course.check_versions()
+        versions.check_versions()
     # TPU runtimes stopped shipping TensorFlow in 2025: the message must say how to install the TPU build.
     expected = "pip install tensorflow-tpu==2.20.0 -f https://storage.googleapis.com/libtpu-tf-releases/"
     assert expected in str(caught.value)
@@ -179,7 +179,7 @@ def test_quiet_logs_sets_error_level_and_ignores_shuffle_warning():
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            course.quiet_logs()
+            quiet.quiet_logs()
             warnings.warn("`shuffle=True` was passed, but ignored", UserWarning, stacklevel=1)
             warnings.warn("something else", UserWarning, stacklevel=1)
         assert [str(w.message) for w in caught] == ["something else"]
@@ -334,19 +334,19 @@ def test_processes_started_after_import_take_gpu_memory_as_needed(monkeypatch):
 ])
 def test_whole_number_names_the_call_and_the_allowed_range(value, minimum, maximum, message):
     with pytest.raises(CourseError, match=message):
-        course.whole_number("f(n=", value, minimum, maximum)
+        errors.whole_number("f(n=", value, minimum, maximum)
 
 
 def test_whole_number_returns_a_good_value_and_adds_the_hint():
-    assert course.whole_number("f(n=", 8, 1, 8) == 8
+    assert errors.whole_number("f(n=", 8, 1, 8) == 8
     with pytest.raises(CourseError, match=r"f\(n=0\): use a whole number >= 1 tokens, e.g. 300\.$"):
-        course.whole_number("f(n=", 0, hint=" tokens, e.g. 300")
+        errors.whole_number("f(n=", 0, hint=" tokens, e.g. 300")
 
 
 def test_missing_requirements_compares_installed_versions():
     numpy_version = importlib.metadata.version("numpy")
-    assert course.missing_requirements([f"numpy=={numpy_version}", "numpy>=1.0"]) == []
-    assert course.missing_requirements(["numpy==0.0.1", "no-such-package-here>=1"]) == [
+    assert installs.missing_requirements([f"numpy=={numpy_version}", "numpy>=1.0"]) == []
+    assert installs.missing_requirements(["numpy==0.0.1", "no-such-package-here>=1"]) == [
         "numpy==0.0.1", "no-such-package-here>=1"]
 
 
@@ -354,7 +354,7 @@ def test_ensure_installed_says_when_nothing_is_missing(capsys, monkeypatch):
     import subprocess
 
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("pip must not run"))
-    course.ensure_installed(["numpy>=1.0"], why="tests")
+    installs.ensure_installed(["numpy>=1.0"], why="tests")
     assert capsys.readouterr().out == "Already installed: numpy>=1.0 (tests).\n"
 
 
@@ -370,11 +370,11 @@ def test_ensure_installed_runs_pip_for_what_is_missing_and_explains_a_failure(ca
     monkeypatch.setattr(subprocess, "run", fake_pip)
     with pytest.raises(CourseError, match=r"(?s)pip could not install nope>=1:\nERROR: No matching distribution.*Turn "
                                           r"internet access on.*run `pip install nope>=1` yourself"):
-        course.ensure_installed(["numpy>=1.0", "nope>=1"], why="tests")
+        installs.ensure_installed(["numpy>=1.0", "nope>=1"], why="tests")
     assert calls == [[sys.executable, "-m", "pip", "install", "-q", "nope>=1"]]
     assert capsys.readouterr().out == "Installing nope>=1 (tests) ...\n"
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 0, "", ""))
-    course.ensure_installed(["nope>=1"], why="tests")
+    installs.ensure_installed(["nope>=1"], why="tests")
     assert capsys.readouterr().out.endswith("Installed.\n")
 
 
@@ -386,7 +386,7 @@ def test_tensorflow_is_imported_without_its_native_import_time_lines(tmp_path, l
     (tmp_path / "tensorflow.py").write_text("import os\nos.write(2, b'oneDNN notice\\n')\n")
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     env.update(PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}", **({"TF_CPP_MIN_LOG_LEVEL": level} if level else {}))
-    code = "import helpers; from helpers.course import import_tensorflow_quietly as q; q(); q(); print('imported')"
+    code = "import helpers; from helpers.quiet import import_tensorflow_quietly as q; q(); q(); print('imported')"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "imported\n", shown)
 
@@ -400,12 +400,12 @@ def test_one_time_cpu_notices_are_used_up_silently_at_the_course_log_level(monke
         blocks.append(silence)
         yield
 
-    monkeypatch.setattr(course, "native_stderr_silenced", recording)
+    monkeypatch.setattr(quiet, "native_stderr_silenced", recording)
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
     import tensorflow as tf
 
     ran = []
     real_ones = tf.ones
     monkeypatch.setattr(tf, "ones", lambda shape, dtype: ran.append(dtype) or real_ones(shape, dtype))
-    course.use_up_one_time_cpu_notices()
+    quiet.use_up_one_time_cpu_notices()
     assert blocks == [silenced] and ran == [tf.float16]

@@ -52,7 +52,7 @@ def pins(lines) -> dict[str, str]:
 
 def test_tested_versions_are_the_ones_both_ci_environments_install():
     # setup() prints these as "tested"; its floors come from the oldest. They must be what CI really runs.
-    from helpers.course import MIN_KERAS, MIN_TF, TESTED
+    from helpers.versions import MIN_KERAS, MIN_TF, TESTED
 
     colab = pins((ROOT / "tools" / "platforms" / "colab.txt").read_text().splitlines())
     newest = pins(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["cpu"])

@@ -6,8 +6,8 @@ import keras
 import pytest
 from conftest import run_python
 
-from helpers import exercises
-from helpers.exercises import check, exercise
+from helpers.exercises import check, registry
+from helpers.exercises.registry import exercise
 from helpers.models import matching_loss, reuters_conv1d
 
 
@@ -95,7 +95,7 @@ def verdict(capsys, name, answer):
 
 
 def test_every_registered_exercise_has_a_right_answer_here():
-    assert set(exercises._CHECKS) == set(RIGHT_ANSWERS) | JAX_EXERCISES | set(SOLUTION_TESTED_IN)
+    assert set(registry._CHECKS) == set(RIGHT_ANSWERS) | JAX_EXERCISES | set(SOLUTION_TESTED_IN)
 
 
 @pytest.mark.parametrize("name", sorted(SOLUTION_TESTED_IN))
@@ -178,7 +178,7 @@ def test_unanswered(capsys, answer):
 
 def test_unknown_exercise_lists_known_ones(capsys):
     out = verdict(capsys, "ch9.nope", 1)
-    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(exercises._CHECKS))}."
+    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(registry._CHECKS))}."
 
 
 def test_checker_that_raises_gives_a_hint_not_an_exception(capsys):
@@ -187,13 +187,13 @@ def test_checker_that_raises_gives_a_hint_not_an_exception(capsys):
 
 
 def test_exercise_registers_and_returns_the_checker(monkeypatch, capsys):
-    monkeypatch.setattr(exercises, "_CHECKS", dict(exercises._CHECKS))
+    monkeypatch.setattr(registry, "_CHECKS", dict(registry._CHECKS))
 
     def checker(answer):
         return None if answer == "yes" else "say yes"
 
     assert exercise("test.yes")(checker) is checker
-    assert exercises._CHECKS["test.yes"] is checker
+    assert registry._CHECKS["test.yes"] is checker
     assert verdict(capsys, "test.yes", "yes") == "[test.yes] Correct. Well done."
     assert verdict(capsys, "test.yes", "no") == "[test.yes] Not yet: say yes"
 
@@ -264,7 +264,7 @@ print(json.dumps({
 
 
 def test_timed_speedup_alternates_the_order_and_reads_the_baseline_against_itself():
-    from helpers.exercises import timed_speedup
+    from helpers.exercises.registry import timed_speedup
     order = []
     result = timed_speedup(lambda: order.append("a") or time.sleep(0.02), lambda: order.append("b"), repeats=4)
     assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]
@@ -274,19 +274,18 @@ def test_timed_speedup_alternates_the_order_and_reads_the_baseline_against_itsel
 
 
 def test_a_speedup_inside_the_noise_does_not_reach_any_goal():
-    from helpers.exercises import Speedup
+    from helpers.exercises.registry import Speedup
     assert not Speedup(ratio=1.5, noise=1.8, baseline_s=[1.0], candidate_s=[1.0]).reaches(1.2)
 
 
 def test_one_disturbed_run_of_the_starting_code_does_not_count_as_noise(monkeypatch):
-    from helpers import exercises
     starting, mine, now, clock = iter([1.0, 5.0, 1.0, 1.1, 1.0]), iter([0.5] * 5), 0.0, []
     for i in range(5):  # the order timed_speedup takes them in: AB, BA, AB, ...
         for run in ((starting, mine) if i % 2 == 0 else (mine, starting)):
             clock += [now, now + next(run)]
             now = clock[-1]
     ticks = iter(clock)
-    monkeypatch.setattr(exercises.time, "perf_counter", lambda: next(ticks))
-    result = exercises.timed_speedup(lambda: None, lambda: None, repeats=5)
+    monkeypatch.setattr(registry.time, "perf_counter", lambda: next(ticks))
+    result = registry.timed_speedup(lambda: None, lambda: None, repeats=5)
     assert result.baseline_s == pytest.approx([1.0, 5.0, 1.0, 1.1, 1.0])  # one run slowed 5x by something else
     assert result.noise == pytest.approx(1.1) and result.ratio == pytest.approx(2.0) and result.reaches(2)

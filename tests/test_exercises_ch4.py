@@ -118,7 +118,7 @@ def test_fused_steps_sizes_the_batch_from_the_replicas_of_the_learners_strategy(
         "helpers.setup(devices=2, verbose=False)\n"
         "from helpers.exercises import ch4\n"
         "ch4.FUSED_REPEATS, ch4.FUSED_STEPS = 1, 32\n"
-        "strategy = helpers.devices.choose_strategy(verbose=False)\n"
+        "strategy = helpers.strategies.choose_strategy(verbose=False)\n"
         "def mirrored():\n"
         "    with strategy.scope():\n"
         "        return ch4.fusing_model(steps_per_execution=8)\n"

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-import helpers
+from helpers.data import load_reuters, make_dataset
+from helpers.models import matching_loss, reuters_conv1d
+from helpers.plots import bars
 from helpers.tables import Result
+from helpers.timing import EpochTimer, measure
 
 
 def accelerators() -> list[str]:
@@ -23,7 +26,7 @@ def matmul(fast: bool) -> Result:
             tf.random.set_seed(0)
             a = tf.random.uniform((10_000, 100), minval=0, maxval=3.0)
             b = tf.random.uniform((100, n), minval=0, maxval=3.0)
-            timing = helpers.timing.measure(lambda: tf.reduce_sum(a @ b), repeats=3 if fast else 5, name=device)
+            timing = measure(lambda: tf.reduce_sum(a @ b), repeats=3 if fast else 5, name=device)
             return timing, float(tf.reduce_sum(a @ b))
 
     rows = []
@@ -31,7 +34,7 @@ def matmul(fast: bool) -> Result:
         timing, total = on(device)
         gflops = 2 * 10_000 * 100 * n / timing.median / 1e9
         rows.append([device, timing.median, timing.min, timing.max, round(gflops, 1), f"{total:.4e}"])
-    fig = helpers.plots.bars([r[0] for r in rows], [r[1] for r in rows], ylabel="seconds (median)",
+    fig = bars([r[0] for r in rows], [r[1] for r in rows], ylabel="seconds (median)",
                              errors=([r[2] for r in rows], [r[3] for r in rows]),
                              title=f"(10000x100) @ (100x{n}) per device")
     return Result("matmul", ["device", "median_s", "min_s", "max_s", "gflops", "sum"], rows, fig)
@@ -39,17 +42,17 @@ def matmul(fast: bool) -> Result:
 
 def epoch_time(fast: bool) -> Result:
     """The Reuters Conv1D model: steady epoch time and samples/s on each device present."""
-    data = helpers.data.load_reuters()
+    data = load_reuters()
     batch, steps = 32, (40 if fast else len(data.x_train) // 32)
-    ds = helpers.data.make_dataset(data.x_train, data.y_train, batch, repeat=True)
+    ds = make_dataset(data.x_train, data.y_train, batch, repeat=True)
     rows = []
     for device in accelerators():
         with tf.device(device):
-            model = helpers.models.reuters_conv1d()
-            model.compile(optimizer="nadam", loss=helpers.models.matching_loss(), metrics=["accuracy"])
-            timer = helpers.timing.EpochTimer(samples_per_epoch=steps * batch)
+            model = reuters_conv1d()
+            model.compile(optimizer="nadam", loss=matching_loss(), metrics=["accuracy"])
+            timer = EpochTimer(samples_per_epoch=steps * batch)
             model.fit(ds, epochs=3 if fast else 4, steps_per_epoch=steps, verbose=0, callbacks=[timer])
         rows.append([device, timer.steady_seconds, round(timer.samples_per_second), timer.epoch_seconds[0]])
-    fig = helpers.plots.bars([r[0] for r in rows], [r[2] for r in rows], ylabel="samples/s",
+    fig = bars([r[0] for r in rows], [r[2] for r in rows], ylabel="samples/s",
                              title=f"Reuters Conv1D, batch {batch}, {steps} steps/epoch")
     return Result("epoch-time", ["device", "steady_epoch_s", "samples_per_s", "first_epoch_s"], rows, fig)

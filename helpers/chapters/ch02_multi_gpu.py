@@ -10,9 +10,13 @@ import sys
 
 import tensorflow as tf
 
-import helpers
-from helpers.course import CourseError, whole_number
+from helpers.data import load_reuters, make_dataset
+from helpers.errors import CourseError, whole_number
+from helpers.models import matching_loss, reuters_conv1d
+from helpers.plots import bars
+from helpers.strategies import choose_strategy
 from helpers.tables import Result
+from helpers.timing import EpochTimer
 
 PER_REPLICA_BATCH = 32
 
@@ -21,15 +25,15 @@ def replica_throughput(per_replica_batch: int, steps: int, epochs: int = 4) -> d
     """Train the Reuters model under the strategy `choose_strategy()` picks for this process, at a
     fixed per-replica batch. The first epoch traces the step; each later epoch is one measurement:
     steps/s and samples/s are their median, samples_per_s_min/max their spread."""
-    strategy = helpers.devices.choose_strategy(verbose=False)
+    strategy = choose_strategy(verbose=False)
     replicas = strategy.num_replicas_in_sync
     global_batch = per_replica_batch * replicas
-    data = helpers.data.load_reuters()
-    ds = helpers.data.make_dataset(data.x_train, data.y_train, global_batch, repeat=True)
+    data = load_reuters()
+    ds = make_dataset(data.x_train, data.y_train, global_batch, repeat=True)
     with strategy.scope():
-        model = helpers.models.reuters_conv1d()
-        model.compile(optimizer="nadam", loss=helpers.models.matching_loss())
-    timer = helpers.timing.EpochTimer(samples_per_epoch=steps * global_batch)
+        model = reuters_conv1d()
+        model.compile(optimizer="nadam", loss=matching_loss())
+    timer = EpochTimer(samples_per_epoch=steps * global_batch)
     model.fit(ds, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
     rates = [steps * global_batch / s for s in (timer.epoch_seconds[1:] or timer.epoch_seconds)]
     return {"replicas": replicas, "global_batch": global_batch, "steps_per_s": steps / timer.steady_seconds,
@@ -68,6 +72,6 @@ def scaling(fast: bool) -> Result:
     base = points[0]["samples_per_s"]
     rows = [[p["replicas"], p["global_batch"], round(p["steps_per_s"], 2), round(p["samples_per_s"]),
              round(p["samples_per_s"] / base, 2)] for p in points]
-    fig = helpers.plots.bars([f"{r[0]} replica(s)" for r in rows], [r[3] for r in rows], ylabel="samples/s (steady)",
+    fig = bars([f"{r[0]} replica(s)" for r in rows], [r[3] for r in rows], ylabel="samples/s (steady)",
                              title=f"Reuters Conv1D, {PER_REPLICA_BATCH} examples per replica per step")
     return Result("scaling", ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"], rows, fig)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import keras
 
-import helpers
+# The notebook-cell block below calls helpers.models, helpers.timing and helpers.data by module, as the notebook does.
+import helpers.data
+import helpers.models
+import helpers.timing
+from helpers.data import load_reuters
+from helpers.plots import bars
 from helpers.tables import Result
 
 POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
@@ -37,7 +42,7 @@ def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learni
 
 def mixed_precision(fast: bool) -> Result:
     """float32 vs mixed_bfloat16 vs mixed_float16, each with and without XLA: steps/s and accuracy."""
-    data = helpers.data.load_reuters()
+    data = load_reuters()
     n = 2048 if fast else len(data.x_train)
     subset = data.head(n)
     batch = 64
@@ -49,7 +54,7 @@ def mixed_precision(fast: bool) -> Result:
     base = runs[0]["steps_per_s"]
     rows = [[r["policy"], r["xla"], round(r["steps_per_s"], 2), round(r["steps_per_s"] / base, 2),
              round(r["val_accuracy"], 3)] for r in runs]
-    fig = helpers.plots.bars([f"{r[0].removeprefix('mixed_')}{' +XLA' if r[1] else ''}" for r in rows],
+    fig = bars([f"{r[0].removeprefix('mixed_')}{' +XLA' if r[1] else ''}" for r in rows],
                              [r[2] for r in rows], ylabel="training steps/s (steady)",
                              title=f"Reuters Conv1D, batch {batch}, per dtype policy")
     return Result("mixed-precision", ["policy", "xla", "steps_per_s", "vs_float32", "val_accuracy"], rows, fig)

@@ -7,7 +7,13 @@ from __future__ import annotations
 import statistics
 import time
 
-import helpers
+# The notebook-cell block below calls helpers.models, helpers.timing and helpers.data by module, as the notebook does.
+import helpers.data
+import helpers.models
+import helpers.timing
+from helpers.errors import CourseError, whole_number
+from helpers.plots import lines as line_chart
+from helpers.strategies import choose_strategy
 from helpers.tables import Result
 
 # The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu, "Train a model using Keras high-level APIs"):
@@ -111,7 +117,7 @@ def input_reading(input_rates, train_rates, margin: float = 2.0) -> str:
 def pipeline_rates(dataset, *, batches: int, repeats: int = 5, warmup: int = 2) -> list[float]:
     """Images/s of `repeats` timed runs of `batches` batches each from one iterator over `dataset` (no model), after
     `warmup` untimed batches (start-up, a cache's first pass)."""
-    helpers.course.whole_number("pipeline_rates(batches=", batches, 1)
+    whole_number("pipeline_rates(batches=", batches, 1)
     iterator = iter(dataset)
     try:
         for _ in range(warmup):
@@ -123,7 +129,7 @@ def pipeline_rates(dataset, *, batches: int, repeats: int = 5, warmup: int = 2) 
                 examples += int(next(iterator)[0].shape[0])
             rates.append(examples / (time.perf_counter() - start))
     except StopIteration:
-        raise helpers.CourseError(f"pipeline_rates(): the dataset ran out before {warmup} + {repeats} x {batches} "
+        raise CourseError(f"pipeline_rates(): the dataset ran out before {warmup} + {repeats} x {batches} "
                                   "batches; add .repeat() or ask for fewer batches.") from None
     return rates
 
@@ -163,7 +169,7 @@ def step_readings(timer, steps: int, samples_per_step: int) -> list[str]:
     """The first epoch against the steady ones, and the steady step in milliseconds with its spread."""
     first, rest = timer.epoch_seconds[0], timer.epoch_seconds[1:]
     if not rest:
-        raise helpers.CourseError("step_readings(): train at least 2 epochs: the first one traces the step, the "
+        raise CourseError("step_readings(): train at least 2 epochs: the first one traces the step, the "
                                   "others give steady steps.")
     step_ms = [1000 * seconds / steps for seconds in rest]
     images = [samples_per_step * 1000 / ms for ms in step_ms]
@@ -177,12 +183,12 @@ def step_readings(timer, steps: int, samples_per_step: int) -> list[str]:
 
 def step_fusing(fast: bool) -> Result:
     """steps_per_execution 1, 8, 32 under the best strategy here: steady steps/s (median, range) and the gain."""
-    strategy = helpers.devices.choose_strategy(verbose=False)
+    strategy = choose_strategy(verbose=False)
     sweep = step_fusing_sweep(strategy, fast)
     rows = [[name, n, round(statistics.median(rate), 1), round(min(rate), 1), round(max(rate), 1),
              round(statistics.median(rate) / statistics.median(rates[0]), 2)]
             for name, rates in sweep.items() for n, rate in zip(STEPS_PER_EXECUTION, rates)]
-    fig = helpers.plots.lines(fusing_gains(sweep), logx=True, xlabel="steps_per_execution",
-                              ylabel="steps/s relative to steps_per_execution=1",
-                              title=f"Step fusing, {strategy.num_replicas_in_sync} replica(s), 32 examples per replica")
+    fig = line_chart(fusing_gains(sweep), logx=True, xlabel="steps_per_execution",
+                     ylabel="steps/s relative to steps_per_execution=1",
+                     title=f"Step fusing, {strategy.num_replicas_in_sync} replica(s), 32 examples per replica")
     return Result("step-fusing", ["model", "steps_per_execution", "steps_per_s", "min", "max", "vs_1"], rows, fig)

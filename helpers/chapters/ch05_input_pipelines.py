@@ -10,8 +10,9 @@ import time
 import numpy as np
 import tensorflow as tf
 
-import helpers
-from helpers.images import IMAGE_SIZE
+import helpers.errors  # the notebook-cell blocks below call helpers.errors.whole_number, as the notebook does
+from helpers.images import IMAGE_SIZE, default_root, list_image_folder, make_image_folder
+from helpers.plots import bars
 from helpers.tables import Result
 
 LATENCY_S = 0.002  # simulated per-file storage latency: a network disk or a cloud bucket
@@ -87,9 +88,9 @@ def file_dataset(paths, class_names, *, size=IMAGE_SIZE, latency_s=0.0, parallel
 def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) -> list[float]:
     """Images/s of `runs` consecutive stretches of batches // runs batches each, from one iterator after `warmup`
     untimed batches (start-up, the first pass of a cache): repeated measurements, so a reading can show its spread."""
-    helpers.course.whole_number("images_per_second(runs=", runs, 1)
-    helpers.course.whole_number("images_per_second(warmup=", warmup, 0)
-    helpers.course.whole_number("images_per_second(batches=", batches, runs, hint=" (at least one batch per run)")
+    helpers.errors.whole_number("images_per_second(runs=", runs, 1)
+    helpers.errors.whole_number("images_per_second(warmup=", warmup, 0)
+    helpers.errors.whole_number("images_per_second(batches=", batches, runs, hint=" (at least one batch per run)")
     iterator = iter(dataset)
     rates = []
     try:
@@ -170,10 +171,10 @@ def wait_only_rates(threads, latency_s, batch=64, batches=20):
 
 def pipeline_comparison(fast: bool, root=None) -> dict:
     """{latency in s: {variant: images/s}} over the course's image folder (generated when missing)."""
-    root = root or helpers.images.default_root()
+    root = root or default_root()
     if not root.is_dir():
-        helpers.images.make_image_folder(root)
-    paths, labels, class_names = helpers.images.list_image_folder(root)
+        make_image_folder(root)
+    paths, labels, class_names = list_image_folder(root)
     return {latency: pipeline_rates(paths, labels, class_names, latency_s=latency, batches=20 if fast else 60)
             for latency in (0.0, LATENCY_S)}
 
@@ -195,10 +196,10 @@ def pipeline_result(comparison: dict) -> Result:
              rates["Python generator"]), 1)]
             for latency, rates in comparison.items() for name, rate in rates.items()]
     runs = [list(r) if isinstance(r, (list, tuple)) else [r] for rates in comparison.values() for r in rates.values()]
-    fig = helpers.plots.bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows],
-                             [_median(r) for r in runs], errors=([min(r) for r in runs], [max(r) for r in runs]),
-                             ylabel="images/s (log scale)", log=True,
-                             title="Reading and decoding image files, no model attached (whiskers: range of runs)")
+    fig = bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows],
+               [_median(r) for r in runs], errors=([min(r) for r in runs], [max(r) for r in runs]),
+               ylabel="images/s (log scale)", log=True,
+               title="Reading and decoding image files, no model attached (whiskers: range of runs)")
     extra = {"speedup_no_latency": round(best_speedup(comparison[0.0]), 2),
              "speedup_with_latency": round(best_speedup(comparison[LATENCY_S]), 2)}
     return Result("pipeline", ["latency", "variant", "images_per_s", "vs_generator"], rows, fig, extra)

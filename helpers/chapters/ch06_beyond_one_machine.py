@@ -5,7 +5,8 @@ from __future__ import annotations
 import tempfile
 import time
 
-import helpers
+from helpers.cluster import run_local_workers
+from helpers.plots import bars
 from helpers.programs import program
 from helpers.tables import Result
 
@@ -24,7 +25,7 @@ def multiworker_timing(steps: int, out: str) -> dict:
         elif line.startswith(f"step {steps} "):
             stamps["last"] = now
 
-    helpers.cluster.run_local_workers(2, program("multiworker"), "--out", out, "--steps", steps, echo=echo)
+    run_local_workers(2, program("multiworker"), "--out", out, "--steps", steps, echo=echo)
     return {"workers": 2, "startup_s": stamps["connected"] - start,
             "steps_per_s": (steps - 1) / (stamps["last"] - stamps["first"])}
 
@@ -34,6 +35,6 @@ def multiworker(fast: bool) -> Result:
     with tempfile.TemporaryDirectory() as out:
         timing = multiworker_timing(20 if fast else 200, out)
     rows = [[timing["workers"], round(timing["startup_s"], 2), round(timing["steps_per_s"], 1)]]
-    fig = helpers.plots.bars(["start-up (s)", "steps/s"], [timing["startup_s"], timing["steps_per_s"]],
+    fig = bars(["start-up (s)", "steps/s"], [timing["startup_s"], timing["steps_per_s"]],
                              ylabel="value", title="Two workers on 127.0.0.1, synchronous custom loop")
     return Result("multiworker", ["workers", "startup_s", "steps_per_s"], rows, fig)

@@ -10,8 +10,11 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-import helpers
+# The notebook-cell blocks below use helpers.CourseError and helpers.images.IMAGE_SIZE by module, as the notebook does.
+import helpers.images
 from helpers.chapters.ch05_input_pipelines import IO_THREADS, LATENCY_S, file_dataset, generator_dataset
+from helpers.images import default_root, list_image_folder, make_image_folder
+from helpers.plots import stacked_bars
 from helpers.tables import Result
 
 # XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.3 is the newest release that installs on
@@ -173,10 +176,10 @@ def fixed_pipeline(paths, labels, class_names, batch=32):
 
 def profile_both(logdir, fast: bool, root=None) -> dict:
     """{"naive": breakdown, "fixed": breakdown} of the same model trained on each pipeline."""
-    root = root or helpers.images.default_root()
+    root = root or default_root()
     if not root.is_dir():
-        helpers.images.make_image_folder(root)
-    paths, labels, class_names = helpers.images.list_image_folder(root)
+        make_image_folder(root)
+    paths, labels, class_names = list_image_folder(root)
     last = 8 if fast else 20
     breakdowns = {}
     for name, pipeline in (("naive", naive_pipeline), ("fixed", fixed_pipeline)):
@@ -189,9 +192,9 @@ def profile_both(logdir, fast: bool, root=None) -> dict:
 
 def breakdown_figure(breakdowns: dict):
     """Each pipeline's average step, split into its parts."""
-    return helpers.plots.stacked_bars({name: {part: b[part] for part in STEP_PARTS} for name, b in breakdowns.items()},
-                                      xlabel="ms per step (average of the profiled steps)",
-                                      title="Where a training step's time goes, read from the profile")
+    return stacked_bars({name: {part: b[part] for part in STEP_PARTS} for name, b in breakdowns.items()},
+                        xlabel="ms per step (average of the profiled steps)",
+                        title="Where a training step's time goes, read from the profile")
 
 
 def profile(fast: bool) -> Result:

@@ -8,7 +8,8 @@ import importlib.util
 import math
 import sys
 
-from helpers.course import CourseError, import_tensorflow_quietly, whole_number
+from helpers.errors import CourseError, whole_number
+from helpers.quiet import import_tensorflow_quietly
 
 # Keras on JAX imports TensorFlow where it is installed (keras.utils.set_random_seed seeds it too), and TensorFlow
 # logs lines at its import on some CPUs. The notebook imports this module after Keras (so after Keras's backend is

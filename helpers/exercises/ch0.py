@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises import _close, exercise, timed_speedup
+from helpers.exercises.registry import _close, exercise, timed_speedup
 
 
 @exercise("ch0.input_share")

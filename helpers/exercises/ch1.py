@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from helpers.exercises import exercise
+from helpers.exercises.registry import exercise
 
 
 @exercise("ch1.embedding_params")

@@ -9,7 +9,7 @@ import statistics
 
 import keras
 
-from helpers.exercises import exercise, timed_speedup
+from helpers.exercises.registry import exercise, timed_speedup
 
 # The device counts a learner may give the notebook (DEVICES / COURSE_DEVICES): a per-replica batch or a global batch
 # written for one of them must be right for all of them.
@@ -35,7 +35,8 @@ def _devices() -> list[str]:
 
 
 def _mirrored(devices):
-    """MirroredStrategy over `devices` with an all-reduce that works there (as helpers.devices.plan_strategy picks)."""
+    """MirroredStrategy over `devices` with an all-reduce that works there (as helpers.strategies.plan_strategy
+    picks)."""
     import tensorflow as tf
 
     if len(devices) == 1:
@@ -180,7 +181,7 @@ def _busy_replicas(answer):
     # Measured: for every device count a learner may set, the global batch must be the per-replica batch x replicas,
     # with a per-replica batch that does not shrink as replicas are added; then an epoch of the same examples through
     # fit under this runtime's MirroredStrategy, at the starting code's global batch and at the learner's, timed in
-    # turns (helpers.exercises.timed_speedup): the learner's must be SPEEDUP_GOAL x and outside the A/A noise.
+    # turns (helpers.exercises.registry.timed_speedup): the learner's must be SPEEDUP_GOAL x and outside the A/A noise.
     devices = _devices()
     counts = sorted({*REPLICA_COUNTS, len(devices)})
     sizes, hint = _pairs(answer, "batch_sizes", "global_batch", counts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from helpers.exercises import exercise
+from helpers.exercises.registry import exercise
 
 
 @exercise("ch3.survivors")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises import _close, exercise
+from helpers.exercises.registry import _close, exercise
 
 
 @exercise("ch5.shuffle_buffer_mb")
@@ -114,7 +114,7 @@ def _faster_pipeline(answer):
 
     import numpy as np
 
-    from helpers.exercises import timed_speedup
+    from helpers.exercises.registry import timed_speedup
     from helpers.images import list_image_folder, make_image_folder
 
     faster = answer[-1] if isinstance(answer, tuple) else answer  # (slow_pipeline, faster_pipeline) is accepted too

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises import exercise
+from helpers.exercises.registry import exercise
 
 
 @exercise("ch6.global_batch")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from helpers.exercises import exercise
+from helpers.exercises.registry import exercise
 
 SAMPLE = 64  # files whose pixels and labels the check compares with what the learner's pipeline delivers
 BATCH = SAMPLE // 2  # the batch the check asks for: the sample is two batches, one epoch of its files

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from helpers.exercises import exercise
+from helpers.exercises.registry import exercise
 
 
 @exercise("ch8.effective_batch")

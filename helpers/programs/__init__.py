@@ -12,7 +12,7 @@ NAMES = ("multiworker", "parameter_server", "resumable")
 def program(name: str) -> Path:
     """The file of program `name`, to start with python (e.g. helpers.processes.python_command(program(...)))."""
     if name not in NAMES:
-        from helpers.course import CourseError
+        from helpers.errors import CourseError
 
         raise CourseError(f"program({name!r}): the course's programs are {', '.join(NAMES)}.")
     return Path(__file__).with_name(f"{name}.py")

@@ -1,0 +1,82 @@
+"""The versions the course is tested on, the checks that fail early on older ones, and TensorFlow's TPU install."""
+
+from __future__ import annotations
+
+from helpers.errors import CourseError
+from helpers.quiet import import_tensorflow_quietly
+
+# The versions CI runs every notebook on: a replica of Colab's runtime (tools/platforms/colab.txt, the oldest)
+# and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks both files agree.
+# Two combinations, by position: Colab's first, the newest releases second.
+TESTED = {"TensorFlow": ("2.20.0", "2.21.0"), "Keras": ("3.13.2", "3.15.1"), "Python": ("3.13", "3.11")}
+MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran
+MIN_KERAS = (3, 13)
+
+NEWEST_TF_TPU = "2.20.0"  # the newest tensorflow-tpu release (checked November 2026); there is no 2.21
+# Colab's own instruction (googlecolab/colabtools#5164) names this index for the matching libtpu.
+TPU_INSTALL = (f"pip install tensorflow-tpu=={NEWEST_TF_TPU} "
+               "-f https://storage.googleapis.com/libtpu-tf-releases/index.html")
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+def tpu_install_command() -> str:
+    """The exact command that gives this runtime TensorFlow's TPU build. Kaggle's TPU image ships
+    tensorflow-cpu, whose files the TPU build would overwrite half-way: it must go first."""
+    from importlib import metadata
+
+    try:
+        metadata.version("tensorflow-cpu")
+    except metadata.PackageNotFoundError:
+        return TPU_INSTALL
+    return f"pip uninstall -y tensorflow-cpu && {TPU_INSTALL}"
+
+
+def versions_line() -> str:
+    """What this runtime has, beside the combinations the course was tested with."""
+    import platform
+
+    import keras
+    import tensorflow as tf
+
+    found = {"TensorFlow": tf.__version__, "Keras": keras.__version__, "Python": platform.python_version()}
+    tested = [" + ".join(f"{name} {TESTED[name][i]}" for name in TESTED) for i in range(2)]
+    return (f"Versions: {' + '.join(f'{name} {version}' for name, version in found.items())} "
+            f"(tested: {tested[0]} as on Colab, and {tested[1]})")
+
+
+def check_versions() -> None:
+    """Fail early, with the fix, on a runtime too old for the course (Keras 2 APIs differ)."""
+    try:
+        tf = import_tensorflow_quietly()
+        import keras
+    except ImportError as err:
+        raise CourseError(
+            f"TensorFlow is not installed ({err}). Locally run `make setup`. Colab and Kaggle TPU runtimes "
+            f"no longer ship it: run `{TPU_INSTALL}` and restart the runtime, or pick a CPU/GPU runtime."
+        ) from None
+    if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:
+        raise CourseError(
+            f"This course needs TensorFlow >= {'.'.join(map(str, MIN_TF))} and Keras >= "
+            f"{'.'.join(map(str, MIN_KERAS))} (the oldest versions it is tested on); this runtime has TensorFlow "
+            f"{tf.__version__} and Keras {keras.__version__}. Run `pip install -U tensorflow keras` "
+            "(on Colab/Kaggle pick a newer runtime), then restart the runtime."
+        )
+
+
+def check_jax_versions() -> tuple[str, str]:
+    """The installed Keras and JAX versions, read without importing either (importing Keras fixes its backend)."""
+    from importlib import metadata
+
+    try:
+        keras_version, jax_version = metadata.version("keras"), metadata.version("jax")
+    except metadata.PackageNotFoundError as err:
+        raise CourseError(f"{err.name} is not installed: locally `make setup`; on Colab and Kaggle JAX and Keras are "
+                          "preinstalled (use a recent runtime).") from None
+    if _version_tuple(keras_version) < MIN_KERAS:
+        raise CourseError(f"This course needs Keras >= {'.'.join(map(str, MIN_KERAS))}; this runtime has Keras "
+                          f"{keras_version} (JAX {jax_version}). Run `pip install -U keras`, then restart.")
+    return keras_version, jax_version
