@@ -27,8 +27,6 @@ BENCHMARKS = {
     "multiworker": ("ch06_beyond_one_machine", "multiworker"),
     "profile": ("ch07_profiling", "profile"),
 }
-PER_REPLICA_BATCH = 32
-
 
 def chapter_function(name: str):
     module, function = BENCHMARKS[name]
@@ -40,24 +38,13 @@ def main(argv=None) -> int:
     parser.add_argument("name", help="one of: " + ", ".join(sorted(BENCHMARKS)))
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument("--png", help="where to write the plot (default build/bench/NAME.png)")
-    parser.add_argument("--replicas", type=int, help="scaling only: measure just this many replicas, in this process")
-    parser.add_argument("--per-replica-batch", type=int, default=PER_REPLICA_BATCH,
-                        help="scaling only: examples per replica per step (default %(default)s)")
     args = parser.parse_args(argv)
     if args.name not in BENCHMARKS:
         parser.error(f"unknown benchmark {args.name!r}; choose one of: {', '.join(sorted(BENCHMARKS))}")
-    if args.replicas is not None and args.name != "scaling":
-        parser.error("--replicas goes with the scaling benchmark only")
     from helpers.course import setup
 
     try:
-        course = setup(devices=args.replicas, verbose=False)
-        if args.replicas is not None:  # one point of the sweep, run by scaling_point in a fresh process
-            from helpers.chapters.ch02_multi_gpu import replica_throughput
-
-            point = replica_throughput(args.per_replica_batch, *((12, 4) if course.fast else (60, 4)))
-            print(json.dumps({"benchmark": "scaling", "results": [point], "fast": course.fast}))
-            return 0
+        course = setup(verbose=False)
         result = chapter_function(args.name)(course.fast)
     except CourseError as err:
         print(f"error: {err}", file=sys.stderr)

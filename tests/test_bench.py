@@ -130,7 +130,7 @@ def test_course_errors_are_reported_not_raised(monkeypatch, capsys, tmp_path):
 
 
 class FakeRun:
-    """Stands in for subprocess.run: records the calls, answers like `helpers.bench scaling --replicas N`."""
+    """Stands in for subprocess.run: records the calls, answers like `helpers.chapters.ch02_multi_gpu --replicas N`."""
 
     def __init__(self, returncode=0):
         self.calls, self.returncode = [], returncode
@@ -156,7 +156,7 @@ def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
     point = ch02_multi_gpu.scaling_point(4, fast=True)
     assert point["replicas"] == 4 and point["global_batch"] == 128
     cmd, env = fake.calls[0]
-    assert cmd[1:] == ["-m", "helpers.bench", "scaling", "--replicas", "4", "--per-replica-batch", "32", "--json"]
+    assert cmd[1:] == ["-m", "helpers.chapters.ch02_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
     assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env
 
@@ -206,18 +206,19 @@ def test_scaling_benchmark_computes_speedups(monkeypatch):
 
 
 def test_one_scaling_point_in_process(fast, offline, capsys):
-    assert main(["scaling", "--replicas", "1", "--json"]) == 0
+    assert ch02_multi_gpu.main(["--replicas", "1"]) == 0
     out = only_json(capsys)
     [point] = out["results"]
-    assert point["replicas"] == 1 and point["global_batch"] == bench.PER_REPLICA_BATCH
+    assert point["replicas"] == 1 and point["global_batch"] == ch02_multi_gpu.PER_REPLICA_BATCH
     assert point["samples_per_s"] == pytest.approx(point["steps_per_s"] * point["global_batch"])
     assert point["first_epoch_s"] > 0
 
 
-def test_replicas_option_belongs_to_scaling_only(capsys):
-    with pytest.raises(SystemExit):
-        main(["matmul", "--replicas", "2"])
-    assert "--replicas goes with the scaling benchmark only" in capsys.readouterr().err
+def test_a_scaling_point_needs_its_replica_count(capsys):
+    with pytest.raises(SystemExit) as info:
+        ch02_multi_gpu.main([])
+    assert info.value.code == 2
+    assert "the following arguments are required: --replicas" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------- mixed precision
@@ -353,13 +354,14 @@ def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
 # ---------------------------------------------------------------------------- pipeline
 
 
-def test_pipeline_benchmark_json_has_both_speedups(monkeypatch, fast, capsys, tmp_path):
+def test_pipeline_benchmark_json_names_the_uncached_and_the_cached_speedups(monkeypatch, fast, capsys, tmp_path):
     fake = {0.0: {"Python generator": 1000.0, "tf.data, parallel map": 3500.0, "tf.data, cached": 15000.0},
             0.002: {"Python generator": 300.0, "tf.data, parallel map": 3300.0, "tf.data, cached": 21000.0}}
     monkeypatch.setattr(ch05_input_pipelines, "pipeline_comparison", lambda fast: fake)
     assert main(["pipeline", "--json", "--png", str(tmp_path / "p.png")]) == 0
     result = only_json(capsys)
-    assert result["speedup_no_latency"] == 15.0 and result["speedup_with_latency"] == 70.0
+    assert (result["uncached_speedup_no_latency"], result["cached_speedup_no_latency"]) == (3.5, 15.0)
+    assert (result["uncached_speedup_with_latency"], result["cached_speedup_with_latency"]) == (11.0, 70.0)
     assert result["results"][1] == {"latency": "0 ms", "variant": "tf.data, parallel map", "images_per_s": 3500,
                                     "vs_generator": 3.5}
     assert len(result["results"]) == 6

@@ -124,7 +124,7 @@ def test_pipeline_result_takes_repeated_rates_and_draws_their_range():
                   0.002: {"Python generator": [300.0], "tf.data, cached": 21000.0}}
     result = pipelines.pipeline_result(comparison)
     assert result.rows[1] == ["0 ms", "tf.data, cached", 10000, 10.0]
-    assert result.extra == {"speedup_no_latency": 10.0, "speedup_with_latency": 70.0}
+    assert result.extra == {"cached_speedup_no_latency": 10.0, "cached_speedup_with_latency": 70.0}
     import matplotlib.container
 
     containers = result.figure.axes[0].containers

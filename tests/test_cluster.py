@@ -55,7 +55,7 @@ def workers_of(job_dir) -> list[int]:
 
 def test_two_workers_train_in_sync_and_only_the_chief_keeps_a_checkpoint(tmp_path):
     results = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 6, timeout_s=120)
-    assert [r.lines[-1] for r in results] == ["done", "done"]
+    assert all("done" in r.lines for r in results), [r.lines[-3:] for r in results]  # the chief may exit first
     losses = [[line for line in r.lines if line.startswith("step")] for r in results]
     assert losses[0] == losses[1] and len(losses[0]) == 6  # one synchronous job: the same loss on both
     # Seeded with their own index, the workers still start from the chief's initial weights (broadcast).
@@ -133,7 +133,7 @@ def test_worker_without_tf_config_says_how_to_start_it(monkeypatch, tmp_path):
 
 def test_restarting_both_workers_resumes_from_the_chiefs_checkpoint(tmp_path):
     reference = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "ref", "--steps", 12)
-    assert reference[0].lines[-1] == "done"
+    assert all("done" in r.lines for r in reference), [r.lines[-3:] for r in reference]
     # Killed at step 6: a kill lands a little late on a busy machine, and the next save (step 10) is 4 steps away.
     with pytest.raises(CourseError, match="worker 1 was killed on purpose"):
         cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path / "run", "--steps", 12,
@@ -179,7 +179,8 @@ def test_private_network_has_its_own_loopback_unreachable_from_outside():
 def test_workers_in_a_private_network_train_in_sync(tmp_path):
     results = cluster.run_local_workers(2, MULTIWORKER, "--out", tmp_path, "--steps", 4, private=True,
                                         timeout_s=90)
-    assert [r.lines[-1] for r in results] == ["done", "done"]
+    # Not the last line: a worker may log the chief's closed socket after its own "done" (chapter 6, section 3).
+    assert all("done" in r.lines for r in results), [r.lines[-3:] for r in results]
     assert workers_of(tmp_path) == []
 
 

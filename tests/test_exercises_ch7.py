@@ -101,30 +101,27 @@ def test_reads_without_the_simulated_latency_are_refused(verdict, latency_s):
         "them.")
 
 
-def test_one_batch_cached_and_repeated_is_refused(verdict):
-    # A shortcut: every image is a real file's, but the model trains on the first batch over and over.
-    def one_batch(paths, labels, class_names, batch=32):
+def cached_batches(count):
+    """A shortcut: every image is a real file's, but the model trains on the first `count` batches over and over."""
+    def pipeline(paths, labels, class_names, batch=32):
         ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
-        return ds.batch(batch).take(1).cache().repeat()
+        return ds.batch(batch).take(count).cache().repeat()
 
-    assert verdict(one_batch) == (
-        NOT_YET + "my_pipeline's first two batches (64 images from the 64 files it was given, one epoch) held only 32 "
-        "different files: deliver every file once per epoch, with no take() of a few batches cached and repeated "
-        "(cache the whole dataset or nothing) and no shuffle after repeat().")
+    return pipeline
 
 
-def test_a_few_batches_cached_and_repeated_are_refused_by_the_waits_counted_while_profiling(verdict, monkeypatch):
-    # The same shortcut with two batches: the check's sample (two batches) cannot tell, the waits while profiling can.
+@pytest.mark.parametrize("count, hint", [
+    (1, "my_pipeline's first two batches (64 images from the 64 files it was given, one epoch) held only 32 different "
+        "files: deliver every file once per epoch, with no take() of a few batches cached and repeated (cache the "
+        "whole dataset or nothing) and no shuffle after repeat()."),
+    # Two batches: the check's sample (two batches) cannot tell, the waits counted while profiling can.
+    (2, "while the check profiled it, my_pipeline trained on 256 images from 120 files but waited for the simulated "
+        "storage only 64 times (at least 120: one wait per file read, or every file read once into a cache): read "
+        "the files with their 2 ms latency, rather than repeating a few cached batches."),
+], ids=["one batch", "two batches"])
+def test_a_few_batches_cached_and_repeated_are_refused(verdict, monkeypatch, count, hint):
     fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""})
-
-    def two_batches(paths, labels, class_names, batch=32):
-        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
-        return ds.batch(batch).take(2).cache().repeat()
-
-    assert verdict(two_batches) == (
-        NOT_YET + "while the check profiled it, my_pipeline trained on 256 images from 120 files but waited for the "
-        "simulated storage only 64 times (at least 120: one wait per file read, or every file read once into a "
-        "cache): read the files with their 2 ms latency, rather than repeating a few cached batches.")
+    assert verdict(cached_batches(count)) == NOT_YET + hint
 
 
 def test_a_cache_of_every_file_filled_before_the_profiled_steps_is_accepted(verdict, monkeypatch):

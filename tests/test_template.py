@@ -3,7 +3,7 @@
 import nbformat
 import pytest
 
-from tools import template
+from tools import prose, template
 
 NOTEBOOKS = sorted(template.NOTEBOOKS.glob("*.ipynb"))
 
@@ -152,7 +152,7 @@ def test_papermill_parameters_override_the_form_defaults(parameters, expected):
 ])
 def test_markdown_figure_check(text, flagged):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_markdown_cell(text)])
-    found = template.figure_problems(nb)
+    found = prose.figure_problems(nb)
     if flagged is None:
         assert found == []
     else:
@@ -163,7 +163,7 @@ def test_markdown_figure_check(text, flagged):
 def test_the_header_may_state_the_run_time():
     header = nbformat.v4.new_markdown_cell("# T\n## Time and hardware\n- Fast mode: 65 s.")
     nb = nbformat.v4.new_notebook(cells=[header])
-    assert template.figure_problems(nb) == []
+    assert prose.figure_problems(nb) == []
 
 
 def test_a_figure_needs_a_caption_right_after_it():
@@ -191,7 +191,7 @@ def test_a_figure_needs_a_caption_right_after_it():
 ])
 def test_markdown_comparative_reading_check(text, flagged):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_markdown_cell(text)])
-    found = template.comparative_problems(nb)
+    found = prose.comparative_problems(nb)
     if flagged is None:
         assert found == []
     else:
@@ -201,18 +201,18 @@ def test_markdown_comparative_reading_check(text, flagged):
 
 def test_the_header_may_promise_a_faster_pipeline():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T\n- A pipeline 10 times faster.")])
-    assert template.comparative_problems(nb) == []
+    assert prose.comparative_problems(nb) == []
 
 
 def test_a_markdown_cell_over_250_words_is_flagged():
     short, long = "word " * 250, "word " * 251
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(short), nbformat.v4.new_markdown_cell(long)])
-    assert template.long_markdown_problems(nb) == ["cell 1: markdown of 251 words (at most 250: split it, fold "
+    assert prose.long_markdown_problems(nb) == ["cell 1: markdown of 251 words (at most 250: split it, fold "
                                                    "version notes into <details>)"]
 
 
 def test_glossary_links_must_name_a_term_it_has():
     cell = nbformat.v4.new_markdown_cell("[XLA](https://x/GLOSSARY.md#xla) and [it](https://x/GLOSSARY.md#no-such-term)")
-    assert template.glossary_problems(nbformat.v4.new_notebook(cells=[cell])) == [
+    assert prose.glossary_problems(nbformat.v4.new_notebook(cells=[cell])) == [
         "cell 0: links GLOSSARY.md#no-such-term, which has no such heading (add the term to GLOSSARY.md)"]
-    assert {"the-original-tutorials", "self-time", "tf_config", "avx-512-bf16"} <= template.glossary_anchors()
+    assert {"the-original-tutorials", "self-time", "tf_config", "avx-512-bf16"} <= prose.glossary_anchors()

@@ -1,8 +1,10 @@
-"""Chapter 2's scaling sweep: samples/s at 1, 2, 4 (8) replicas, each point in a fresh process
-(`python -m helpers.bench scaling`)."""
+"""Chapter 2's scaling sweep: samples/s at 1, 2, 4 (8) replicas (`python -m helpers.bench scaling`), each point in a
+fresh process (`python -m helpers.chapters.ch02_multi_gpu --replicas N`)."""
 
 from __future__ import annotations
 
+import argparse
+import gc
 import json
 import os
 import subprocess
@@ -49,8 +51,8 @@ def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0, per_replica
         if replicas > physical_gpus:
             return None
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(replicas))
-    proc = subprocess.run([sys.executable, "-m", "helpers.bench", "scaling", "--replicas", str(replicas),
-                           "--per-replica-batch", str(per_replica_batch), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "helpers.chapters.ch02_multi_gpu", "--replicas", str(replicas),
+                           "--per-replica-batch", str(per_replica_batch)],
                           capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode:
         raise CourseError(f"scaling run with {replicas} replicas failed:\n{proc.stderr[-2000:]}")
@@ -75,3 +77,29 @@ def scaling(fast: bool) -> Result:
     fig = bars([f"{r[0]} replica(s)" for r in rows], [r[3] for r in rows], ylabel="samples/s (steady)",
                              title=f"Reuters Conv1D, {PER_REPLICA_BATCH} examples per replica per step")
     return Result("scaling", ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"], rows, fig)
+
+
+def main(argv=None) -> int:
+    """One point of the sweep, in this process: prints {"benchmark": "scaling", "results": [point], "fast": ...}."""
+    from helpers.course import setup
+
+    parser = argparse.ArgumentParser(prog="python -m helpers.chapters.ch02_multi_gpu",
+                                     description="samples/s of chapter 2's model on this many replicas, as JSON")
+    parser.add_argument("--replicas", type=int, required=True, help="logical devices to split this process into")
+    parser.add_argument("--per-replica-batch", type=int, default=PER_REPLICA_BATCH,
+                        help="examples per replica per step (default %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        course = setup(devices=args.replicas, verbose=False)
+        point = replica_throughput(args.per_replica_batch, *((12, 4) if course.fast else (60, 4)))
+    except CourseError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps({"benchmark": "scaling", "results": [point], "fast": course.fast}))
+    return 0
+
+
+if __name__ == "__main__":
+    status = main()
+    gc.freeze()  # spare the garbage collector's last pass over TensorFlow's objects at exit (about 2 s)
+    sys.exit(status)

@@ -9,7 +9,7 @@ import statistics
 
 import keras
 
-from helpers.exercises.registry import exercise, timed_speedup
+from helpers.exercises.registry import exercise, number_hint, timed_speedup
 
 # The device counts a learner may give the notebook (DEVICES / COURSE_DEVICES): a per-replica batch or a global batch
 # written for one of them must be right for all of them.
@@ -18,13 +18,10 @@ REPLICA_COUNTS = (1, 2, 4, 8)
 
 @exercise("ch2.global_batch")
 def _global_batch(answer):
-    if answer == 512:
-        return None
-    if answer == 128:
-        return "128 is each GPU's share; the dataset must produce all four shares at once."
-    if answer == 32:
-        return "32 is 128 / 4: multiply the per-GPU batch by the number of GPUs, do not divide it."
-    return "global batch = examples per replica x number of replicas."
+    return number_hint(answer, 512, {
+        128: "128 is each GPU's share; the dataset must produce all four shares at once.",
+        32: "32 is 128 / 4: multiply the per-GPU batch by the number of GPUs, do not divide it.",
+    }, "global batch = examples per replica x number of replicas.")
 
 
 def _devices() -> list[str]:

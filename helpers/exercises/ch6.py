@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from helpers.exercises.registry import exercise
+from helpers.exercises.registry import exercise, number_hint
 
 
 @exercise("ch6.global_batch")
 def _ch6_global_batch(answer):
-    if answer == 3 * 2 * 32:
-        return None
-    if answer == 3 * 32:
-        return "each worker has 2 GPUs, and each GPU is a replica: count replicas, not machines."
-    if answer == 2 * 32:
-        return "that is one machine's share: all three machines take part in every step."
-    return "global batch = examples per replica x replicas (machines x GPUs per machine)."
+    return number_hint(answer, 3 * 2 * 32, {
+        3 * 32: "each worker has 2 GPUs, and each GPU is a replica: count replicas, not machines.",
+        2 * 32: "that is one machine's share: all three machines take part in every step.",
+    }, "global batch = examples per replica x replicas (machines x GPUs per machine).")
 
 
 def service_route(dataset):

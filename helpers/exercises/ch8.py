@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import math
 
-from helpers.exercises.registry import exercise
+from helpers.exercises.registry import exercise, number_hint
 
 
 @exercise("ch8.effective_batch")
 def _effective_batch(answer):
     # 16 examples per device per step, 4 steps accumulated, 2 devices: one update sees 16 * 4 * 2 examples.
-    if answer == 128:
-        return None
-    if answer == 64:
-        return "each update also averages over both devices: multiply by the number of devices too."
-    return "one update sees per-device batch x accumulation steps x devices examples."
+    return number_hint(answer, 128, {64: "each update also averages over both devices: multiply by the number of "
+                                         "devices too."},
+                       "one update sees per-device batch x accumulation steps x devices examples.")
 
 
 # Simulated devices on which a batch of up to `fits` examples fits (None: not even `start`), searched from 8 to 4096.

@@ -41,6 +41,14 @@ def check(name: str, answer) -> None:
         print(f"[{name}] Correct. Well done.")
 
 
+def number_hint(answer, right, mistakes: dict, otherwise: str) -> str | None:
+    """A number exercise: None for the `right` answer, the hint of a known mistake (mistakes: {wrong answer: hint}),
+    else `otherwise`."""
+    if answer == right:
+        return None
+    return next((hint for wrong, hint in mistakes.items() if answer == wrong), otherwise)
+
+
 def _close(answer, expected, rel=0.01) -> bool:
     return isinstance(answer, numbers.Real) and math.isclose(float(answer), expected, rel_tol=rel)
 

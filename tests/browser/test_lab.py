@@ -41,7 +41,7 @@ def case_notebook(name: str, *cells: str) -> Path:
 
 
 FIT = """import keras, numpy as np
-from helpers.widgets import LiveTrainingView
+from helpers.live_view import LiveTrainingView
 model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
 model.compile("sgd", "mse")
 model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=3, verbose=2, callbacks=[LiveTrainingView({args})])"""

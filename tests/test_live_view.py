@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from helpers import CourseError, widgets
-from helpers.widgets import LiveTrainingView, live_display_available
+from helpers import CourseError, live_view
+from helpers.live_view import LiveTrainingView, live_display_available
 
 LOGS = [
     {"loss": 1.25, "accuracy": 0.5, "val_loss": 1.5, "val_accuracy": 0.4, "learning_rate": 0.001},
@@ -93,11 +93,11 @@ def test_live_display_flag_typo_is_an_error(monkeypatch):
 
 
 def test_in_ipython(monkeypatch):
-    assert widgets._in_ipython() is False
+    assert live_view._in_ipython() is False
     monkeypatch.setattr(IPython, "get_ipython", lambda: TerminalInteractiveShell())
-    assert widgets._in_ipython() is True
+    assert live_view._in_ipython() is True
     monkeypatch.setitem(sys.modules, "IPython", None)
-    assert widgets._in_ipython() is False
+    assert live_view._in_ipython() is False
 
 
 # ---------------------------------------------------------------------------- LiveTrainingView
@@ -112,7 +112,7 @@ def test_view_rejects_unknown_mode(mode):
 
 def test_auto_mode_follows_live_display_available(monkeypatch):
     assert LiveTrainingView().mode == "text"  # COURSE_WIDGETS=0 in tests
-    monkeypatch.setattr(widgets, "live_display_available", lambda: True)
+    monkeypatch.setattr(live_view, "live_display_available", lambda: True)
     assert LiveTrainingView().mode == "live"
     assert LiveTrainingView(mode="text").mode == "text"
 
@@ -135,7 +135,7 @@ def test_text_mode_respects_chosen_metrics():
 
 
 def test_text_mode_displays_final_figure_in_ipython(monkeypatch, displayed):
-    monkeypatch.setattr(widgets, "_in_ipython", lambda: True)
+    monkeypatch.setattr(live_view, "_in_ipython", lambda: True)
     view = LiveTrainingView(mode="text")
     simulate(view)
     assert displayed == [view.figure]
