@@ -16,7 +16,7 @@ import sys
 
 from helpers.errors import CourseError
 
-# name -> (chapter module, function): each function takes `fast` and returns a helpers.tables.Result.
+# name -> (chapter module, function): each function takes `fast` and returns a helpers.results.Result.
 BENCHMARKS = {
     "matmul": ("ch00_runtime", "matmul"),
     "epoch-time": ("ch00_runtime", "epoch_time"),

@@ -149,21 +149,9 @@ def run_watched(cmd, *, kill_when=None, timeout_s: float = 120, env=None, cwd=No
 
 def running(pattern: str) -> list[int]:
     """PIDs of the processes (other than this one) whose command line matches the regular expression."""
-    this, found = os.getpid(), []
-    if os.path.isdir("/proc"):
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != this:
-                try:
-                    with open(f"/proc/{entry}/cmdline", "rb") as f:
-                        cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-                except OSError:  # it ended meanwhile, or is not ours to read
-                    continue
-                if re.search(pattern, cmdline):
-                    found.append(int(entry))
-        return found
-    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout  # macOS
-    for line in listing.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if int(pid) != this and re.search(pattern, args):
-            found.append(int(pid))
-    return found
+    import psutil  # preinstalled on Colab and Kaggle; Jupyter's kernel needs it too
+
+    this = os.getpid()
+    # Without the right to read a process's command line (another user's), psutil gives None: it cannot be ours.
+    return [proc.info["pid"] for proc in psutil.process_iter(["pid", "cmdline"])
+            if proc.info["pid"] != this and re.search(pattern, " ".join(proc.info["cmdline"] or []))]

@@ -1,9 +1,8 @@
-"""A tiny table that prints as text, renders as HTML in notebooks; a benchmark's Result."""
+"""A tiny table that prints as text and renders as HTML in notebooks."""
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
 
 from helpers.errors import CourseError
 
@@ -41,21 +40,3 @@ def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
-
-
-@dataclass
-class Result:
-    """What a benchmark measured: rows for a Table, a matplotlib Figure, and summary figures for --json."""
-
-    name: str
-    columns: list[str]
-    rows: list[list]
-    figure: object
-    extra: dict = field(default_factory=dict)
-
-    def table(self) -> Table:
-        return Table(self.columns, self.rows, title=self.name)
-
-    def as_json(self, png: str) -> dict:
-        return {"benchmark": self.name, "results": [dict(zip(self.columns, r)) for r in self.rows], **self.extra,
-                "png": png}

@@ -7,7 +7,8 @@ import tensorflow as tf
 from helpers import CourseError, bench, data
 from helpers.bench import main
 from helpers.chapters import ch00_runtime, ch02_multi_gpu, ch03_mixed_precision, ch04_tpu, ch05_input_pipelines
-from helpers.tables import Result, Table
+from helpers.results import Result
+from helpers.tables import Table
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -138,8 +138,6 @@ def parameters_for(backend: str) -> str:
     return PARAMETERS_TEMPLATE.replace("{backend}", backend).replace("{devices}", DEVICES_DEFAULT[backend])
 
 
-PARAMETERS = parameters_for("tensorflow")
-
 
 def parameters_source(nb) -> str:
     """The parameters cell for `nb`, keeping the backend it chose (tensorflow unless it says jax)."""

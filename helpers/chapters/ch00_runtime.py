@@ -8,7 +8,7 @@ import tensorflow as tf
 from helpers.data import load_reuters, make_dataset
 from helpers.models import matching_loss, reuters_conv1d
 from helpers.plots import bars
-from helpers.tables import Result
+from helpers.results import Result
 from helpers.timing import EpochTimer, measure
 
 

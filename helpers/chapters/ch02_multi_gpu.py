@@ -16,8 +16,8 @@ from helpers.data import load_reuters, make_dataset
 from helpers.errors import CourseError, whole_number
 from helpers.models import matching_loss, reuters_conv1d
 from helpers.plots import bars
+from helpers.results import Result
 from helpers.strategies import choose_strategy
-from helpers.tables import Result
 from helpers.timing import EpochTimer
 
 PER_REPLICA_BATCH = 32

@@ -11,7 +11,7 @@ import helpers.models
 import helpers.timing
 from helpers.data import load_reuters
 from helpers.plots import bars
-from helpers.tables import Result
+from helpers.results import Result
 
 POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 

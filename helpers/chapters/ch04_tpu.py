@@ -13,8 +13,8 @@ import helpers.models
 import helpers.timing
 from helpers.errors import CourseError, whole_number
 from helpers.plots import lines as line_chart
+from helpers.results import Result
 from helpers.strategies import choose_strategy
-from helpers.tables import Result
 
 # The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu, "Train a model using Keras high-level APIs"):
 # steps_per_execution=50 "increases throughput by about 50%" for its small MNIST model on a TPU.

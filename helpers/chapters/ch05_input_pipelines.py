@@ -13,7 +13,7 @@ import tensorflow as tf
 import helpers.errors  # the notebook-cell blocks below call helpers.errors.whole_number, as the notebook does
 from helpers.images import IMAGE_SIZE, default_root, list_image_folder, make_image_folder
 from helpers.plots import bars
-from helpers.tables import Result
+from helpers.results import Result
 
 LATENCY_S = 0.002  # simulated per-file storage latency: a network disk or a cloud bucket
 

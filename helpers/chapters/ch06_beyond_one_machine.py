@@ -8,7 +8,7 @@ import time
 from helpers.cluster import run_local_workers
 from helpers.plots import bars
 from helpers.programs import program
-from helpers.tables import Result
+from helpers.results import Result
 
 
 def multiworker_timing(steps: int, out: str) -> dict:

@@ -15,7 +15,7 @@ import helpers.images
 from helpers.chapters.ch05_input_pipelines import IO_THREADS, LATENCY_S, file_dataset, generator_dataset
 from helpers.images import default_root, list_image_folder, make_image_folder
 from helpers.plots import stacked_bars
-from helpers.tables import Result
+from helpers.results import Result
 
 # XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.3 is the newest release that installs on
 # Colab without changing its packages: 2.23 and later require absl-py>=2.1 and urllib3>=2.7 (Colab: 1.4.0, 2.5.0).
