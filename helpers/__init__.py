@@ -22,7 +22,8 @@ from helpers.errors import CourseError  # noqa: E402
 # The plumbing several chapters share. Chapter code is in helpers/chapters, runnable programs in helpers/programs,
 # and the benchmark command line in helpers/bench.py; none of those is imported here.
 PLUMBING = ("cluster", "course", "data", "devices", "errors", "exercises", "images", "installs", "live_view",
-            "models", "plots", "processes", "quiet", "report", "storage", "strategies", "tables", "timing", "versions")
+            "models", "plots", "processes", "quiet", "report", "results", "storage", "strategies", "tables", "timing",
+            "versions")
 __all__ = ["Course", "CourseError", "setup"]
 __version__ = "0.1.0"
 
