@@ -10,7 +10,7 @@ FAST ?= 1
 DEVICES ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup test unit notebook lint run lab template outputs data clean colab colab-environment tensorboard screenshots \
+.PHONY: setup test unit notebook lint run lab export template outputs data clean colab colab-environment tensorboard screenshots \
 	browser test-browser
 
 setup: $(STAMP)
@@ -79,6 +79,11 @@ test-browser: browser
 screenshots: browser
 	$(MAKE) test-browser NB=notebooks/07_profiling.ipynb
 	cp build/screenshots/tensorboard_profile_*.png helpers/screenshots/
+
+# The notebooks are the source of the code they teach: write their exported cells into helpers/chapters and
+# helpers/programs (tests/test_export.py fails while a generated file is stale).
+export: setup
+	$(BIN)/python tools/export.py
 
 # Rewrite the badges and the setup cell of every notebook from pyproject.toml's Repository URL.
 template: setup

@@ -2,7 +2,7 @@
 
 Each benchmark prints a table (or, with --json, one JSON object on stdout) and writes a PNG.
 Fast mode (COURSE_FAST=1) shrinks the work; COURSE_DEVICES splits the device as in the notebooks.
-This module only dispatches: each benchmark is a function of its chapter's module in helpers/chapters/.
+This module only dispatches: each benchmark is a function of its chapter's module in helpers/experiments/.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ BENCHMARKS = {
 
 def chapter_function(name: str):
     module, function = BENCHMARKS[name]
-    return getattr(importlib.import_module(f"helpers.chapters.{module}"), function)
+    return getattr(importlib.import_module(f"helpers.experiments.{module}"), function)
 
 
 def main(argv=None) -> int:

@@ -46,14 +46,12 @@ def plan_strategy(physical_gpus: int, logical_gpus: list[str], logical_cpus: lis
 
 
 
-# notebook cell: connect_tpu
 def connect_tpu():
     """A TPUStrategy over the TPU cores attached to this runtime (TensorFlow's TPU build must be installed)."""
     resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")  # "local": this VM's own TPU
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)  # resets the TPU: once per program, before any model
     return tf.distribute.TPUStrategy(resolver)  # one replica per TPU core
-# end of notebook cell
 
 
 def usable_tpu_strategy():

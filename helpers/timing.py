@@ -1,77 +1,20 @@
-"""printbar, a timer that measures properly, and a Keras callback for per-epoch time."""
+"""Per-epoch time in `fit` (a Keras callback) and a pipeline's examples/s. Chapter 1 writes printbar and measure
+(helpers/chapters/ch01_single_gpu.py)."""
 
 from __future__ import annotations
 
 import itertools
-
-import keras
-
-# isort: split
-# notebook cell: timing
 import statistics
 import time
-from dataclasses import dataclass, field
-from datetime import datetime
 
+import keras
 import tensorflow as tf
 
 from helpers.errors import CourseError, whole_number
 
 
-def printbar(label: str = "") -> None:
-    """A separator line with this machine's local time to the millisecond: a log line, not a timer.
-
-    The 30-days tutorial built it inside @tf.function with a fixed UTC+8 offset and whole seconds; plain
-    Python gets the time zone right and needs no graph.
-    """
-    now = datetime.now().astimezone()
-    stamp = now.strftime("%H:%M:%S.") + f"{now.microsecond // 1000:03d} {now.strftime('%Z')}"
-    print("=" * 80 + stamp + (f"  {label}" if label else ""))
-
-
-def force(result):
-    """Wait for every tensor in `result` to be computed (TF runs ops asynchronously on GPUs)."""
-    return tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, result)
-
-
-@dataclass
-class Timing:
-    """Repeated wall-clock times of one piece of work, in seconds: their median and their spread (min, max)."""
-
-    name: str
-    times: list[float] = field(default_factory=list)
-    median = property(lambda self: statistics.median(self.times))
-    min = property(lambda self: min(self.times))
-    max = property(lambda self: max(self.times))
-
-    def __str__(self) -> str:
-        return (
-            f"{self.name}: median {_fmt(self.median)} (min {_fmt(self.min)}, max {_fmt(self.max)}, "
-            f"{len(self.times)} runs)"
-        )
-
-
 def _fmt(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
-
-
-def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -> Timing:
-    """Time `fn()` properly: `warmup` untimed calls (tracing, device start-up), then `repeats`
-    timed calls, each forced to finish with `.numpy()`. Report the median, not one lucky run."""
-    if not callable(fn):
-        raise CourseError(f"measure(): expected a function to call, got {type(fn).__name__}. "
-                          "Wrap the work in a function or lambda: measure(lambda: a @ b).")
-    whole_number("measure(warmup=", warmup, 0)
-    whole_number("measure(repeats=", repeats, 1)
-    timing = Timing(name or getattr(fn, "__name__", "work"))
-    for _ in range(warmup):
-        force(fn())
-    for _ in range(repeats):
-        start = time.perf_counter()
-        force(fn())
-        timing.times.append(time.perf_counter() - start)
-    return timing
-# end of notebook cell
 
 
 def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:

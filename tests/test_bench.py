@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from helpers import CourseError, bench, data
 from helpers.bench import main
-from helpers.chapters import ch00_runtime, ch02_multi_gpu, ch03_mixed_precision, ch04_tpu, ch05_input_pipelines
+from helpers.chapters import ch04_tpu as ch04_taught
+from helpers.experiments import ch00_runtime, ch02_multi_gpu, ch03_mixed_precision, ch04_tpu, ch05_input_pipelines
 from helpers.results import Result
 from helpers.tables import Table
 
@@ -131,7 +132,8 @@ def test_course_errors_are_reported_not_raised(monkeypatch, capsys, tmp_path):
 
 
 class FakeRun:
-    """Stands in for subprocess.run: records the calls, answers like `helpers.chapters.ch02_multi_gpu --replicas N`."""
+    """Stands in for subprocess.run: records the calls, answers like
+    `python -m helpers.experiments.ch02_multi_gpu --replicas N`."""
 
     def __init__(self, returncode=0):
         self.calls, self.returncode = [], returncode
@@ -157,7 +159,7 @@ def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
     point = ch02_multi_gpu.scaling_point(4, fast=True)
     assert point["replicas"] == 4 and point["global_batch"] == 128
     cmd, env = fake.calls[0]
-    assert cmd[1:] == ["-m", "helpers.chapters.ch02_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
+    assert cmd[1:] == ["-m", "helpers.experiments.ch02_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
     assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env
 
@@ -290,7 +292,7 @@ def test_fused_steps_per_second_compiles_with_the_setting_and_leaves_out_the_fir
         return model
 
     ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64,), tf.int64))).batch(8).repeat()
-    rates = ch04_tpu.fused_steps_per_second(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8, epochs=3)
+    rates = ch04_taught.fused_steps_per_second(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8, epochs=3)
     model = seen["model"]
     assert model.steps_per_execution == 4
     assert int(model.optimizer.iterations) == 3 * 8  # every step ran, fused or not
@@ -304,9 +306,9 @@ def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(m
         calls.append((build.__name__, n, steps, epochs, dataset.element_spec[0].shape[0]))
         return 10.0 * n
 
-    monkeypatch.setattr(ch04_tpu, "fused_steps_per_second", fake)
+    monkeypatch.setattr(ch04_taught, "fused_steps_per_second", fake)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch04_tpu.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
+    sweep = ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
     assert calls[0] == ("reuters_bag_of_words", 1, 8, 2, 4)  # the warm-up run
     assert calls[1:] == [(name, n, 320, 6, 4) for name in ("reuters_conv1d", "reuters_bag_of_words")
                          for n in (1, 8, 32)]
@@ -315,11 +317,11 @@ def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(m
 
 def test_fast_mode_sweeps_only_the_tiny_model_with_shorter_epochs(monkeypatch, offline):
     calls = []
-    monkeypatch.setattr(ch04_tpu, "fused_steps_per_second",
+    monkeypatch.setattr(ch04_taught, "fused_steps_per_second",
                         lambda build, n, dataset, *, strategy, steps, epochs: calls.append((build.__name__, n, steps,
                                                                                             epochs)) or 1.0)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch04_tpu.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
+    sweep = ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
     assert calls == [("reuters_bag_of_words", n, 32, 4) for n in (1, 8, 32)]
     assert list(sweep) == ["bag of words (tiny)"]
 
@@ -346,9 +348,9 @@ def test_step_fusing_benchmark_json(monkeypatch, fast, capsys, tmp_path):
 
 def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
     calls = []
-    monkeypatch.setattr(ch04_tpu, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
+    monkeypatch.setattr(ch04_taught, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    ch04_tpu.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
+    ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
     assert calls == [1, 8, 32, 1, 8, 32]
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from helpers import data
-from helpers.chapters import ch02_multi_gpu
+from helpers.experiments import ch02_multi_gpu
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 import helpers
-from helpers.chapters import ch04_tpu
+from helpers.experiments import ch04_tpu
 
 
 def test_compare_says_outside_the_spread_only_when_the_ranges_do_not_overlap():

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 import helpers
 from helpers import images
-from helpers.chapters import ch05_input_pipelines as pipelines
+from helpers.experiments import ch05_input_pipelines as pipelines
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from helpers import CourseError
 from helpers.bench import main
-from helpers.chapters import ch07_profiling as ch7
+from helpers.experiments import ch07_profiling as ch7
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_python
 
 from helpers import CourseError
-from helpers.chapters import ch08_bigger_than_one_device as ch8
+from helpers.experiments import ch08_bigger_than_one_device as ch8
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "08_bigger_than_one_device.ipynb"

@@ -306,7 +306,8 @@ def test_every_plumbing_module_loads_on_first_use_and_nothing_else_does():
 
 def test_importing_the_package_imports_neither_tensorflow_nor_chapter_code():
     loaded = run_python("import json, sys, helpers; print(json.dumps(sorted(m for m in sys.modules if m in "
-                        "('tensorflow', 'keras') or m.startswith(('helpers.chapters', 'helpers.programs')))))")
+                        "('tensorflow', 'keras') or m.startswith(('helpers.chapters', 'helpers.experiments', "
+                        "'helpers.programs')))))")
     assert loaded == []
 
 

@@ -6,9 +6,10 @@ import keras
 import pytest
 from conftest import run_python
 
+from helpers.chapters.ch01_single_gpu import reuters_conv1d
 from helpers.exercises import check, registry
 from helpers.exercises.registry import exercise
-from helpers.models import matching_loss, reuters_conv1d
+from helpers.models import matching_loss
 
 
 def vectorized_dropout(batch, rng, rate=0.1):

@@ -4,8 +4,8 @@ import keras
 import pytest
 import tensorflow as tf
 
+from helpers.chapters.ch01_single_gpu import reuters_conv1d
 from helpers.exercises import check
-from helpers.models import reuters_conv1d
 
 
 def verdict(capsys, name, answer):

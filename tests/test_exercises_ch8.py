@@ -11,8 +11,8 @@ import nbformat
 import pytest
 from conftest import run_python
 
-from helpers.chapters import ch08_bigger_than_one_device as ch8
 from helpers.exercises import check
+from helpers.experiments import ch08_bigger_than_one_device as ch8
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "08_bigger_than_one_device.ipynb"
@@ -128,7 +128,8 @@ def verdict(source):
 exec(SECTION_4_LAYOUT)  # section 4's model, mp_model: its last kernel is on the model axis already
 dist.set_distribution(dist.ModelParallel(layout_map=layout_map, batch_dim_name="batch"))
 keras.utils.set_random_seed(0)
-mp_model = helpers.models.reuters_conv1d(output="logits")
+from helpers.chapters.ch01_single_gpu import reuters_conv1d
+mp_model = reuters_conv1d(output="logits")
 dist.set_distribution(None)
 
 print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mesh.shape)),

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from helpers import CourseError, models
-from helpers.models import matching_loss, reuters_conv1d
+from helpers.chapters.ch01_single_gpu import reuters_conv1d
+from helpers.models import matching_loss
 
 
 @pytest.mark.parametrize("output", ["logits", "softmax"])

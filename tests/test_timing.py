@@ -10,7 +10,9 @@ import pytest
 import tensorflow as tf
 
 from helpers import CourseError, timing
-from helpers.timing import EpochTimer, Timing, force, measure, printbar
+from helpers.chapters import ch01_single_gpu
+from helpers.chapters.ch01_single_gpu import Timing, force, measure, printbar
+from helpers.timing import EpochTimer
 
 BAR = re.compile(r"^={80}(\d\d):(\d\d):(\d\d)\.(\d{3}) (\S+)(?:  (.*))?$")
 
@@ -98,7 +100,7 @@ def test_measure_calls_warmup_plus_repeats(warmup, repeats):
 
 def test_measure_forces_each_result(monkeypatch):
     forced = []
-    monkeypatch.setattr(timing, "force", lambda result: forced.append(result))
+    monkeypatch.setattr(ch01_single_gpu, "force", lambda result: forced.append(result))
     work = CountingWork()
     measure(work, warmup=2, repeats=3)
     assert [float(t) for t in forced] == [1.0, 2.0, 3.0, 4.0, 5.0]

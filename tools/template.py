@@ -1,8 +1,7 @@
 """The notebook template: check it, rewrite its generated parts, refresh stored outputs.
 
     python tools/template.py            # check every notebook, list problems (exit 1 if any)
-    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository URL, and the
-                                        # cells that copy code from helpers/ (cell metadata "copy_of")
+    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository URL
     python tools/template.py --execute  # re-run notebooks in place (fast mode, CI devices), clean metadata
 
 Stored outputs: notebooks are committed WITH the outputs of a fast-mode run on CI's logical devices,
@@ -145,54 +144,6 @@ def parameters_source(nb) -> str:
     return parameters_for("jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
 
 
-COPY_OF = "copy_of"  # cell metadata: "helpers/FILE.py#NAME" (one marked block) or "helpers/programs/FILE.py" (all)
-BLOCK = re.compile(r"^# notebook cell: (\w+)\n(.*?)^# end of notebook cell$", re.MULTILINE | re.DOTALL)
-WRITEFILE = re.compile(r"^%%writefile \S+/(\w+\.py)$")
-
-
-def package_code(ref: str) -> str:
-    """The code a notebook cell copies: one `# notebook cell: NAME` block of a helpers file, or a whole program."""
-    path, _, name = ref.partition("#")
-    file = ROOT / path
-    if not file.is_file():
-        raise ValueError(f"{COPY_OF} {ref!r}: no file {path}")
-    text = file.read_text()
-    if not name:
-        return text.rstrip("\n")
-    blocks = dict(BLOCK.findall(text))
-    if name not in blocks:
-        raise ValueError(f"{COPY_OF} {ref!r}: {path} has no block '# notebook cell: {name}' (it has {sorted(blocks)})")
-    return blocks[name].rstrip("\n")
-
-
-def copied_source(cell) -> str:
-    """What a copying cell must hold: a one-line pointer to the package's copy and the block, or, for a program,
-    the cell's own %%writefile line and the program's text."""
-    ref = cell.metadata[COPY_OF]
-    path, _, name = ref.partition("#")
-    if name:
-        return f"# From {path} (the benchmarks use that copy). Edit it here to experiment.\n{package_code(ref)}"
-    first = cell.source.split("\n", 1)[0]
-    if not (WRITEFILE.match(first) and first.endswith("/" + Path(path).name)):
-        first = f"%%writefile ch6_programs/{Path(path).name}"
-    return f"{first}\n{package_code(ref)}"
-
-
-def copy_problems(nb) -> list[str]:
-    found = []
-    for i, cell in enumerate(nb.cells):
-        if COPY_OF in cell.metadata:
-            try:
-                expected = copied_source(cell)
-            except ValueError as err:
-                found.append(f"cell {i}: {err}")
-                continue
-            if cell.source != expected:
-                found.append(f"cell {i} differs from its package copy {cell.metadata[COPY_OF]} (edit the package file, "
-                              "then `make template`)")
-    return found
-
-
 def pinned_revision(nb) -> str | None:
     found = REVISION.search(nb.cells[2].source) if len(nb.cells) > 2 else None
     return found.group(1) if found else None
@@ -229,7 +180,6 @@ def problems(path: Path) -> list[str]:
         found.append("no pitfall box ('> **Pitfall ...')")
     if "exercises.check(" not in "\n".join(c.source for c in cells if c.cell_type == "code"):
         found.append("no exercise checked with helpers.exercises.check")
-    found += copy_problems(nb)
     found += figure_problems(nb)
     found += comparative_problems(nb)
     found += long_markdown_problems(nb)
@@ -264,17 +214,7 @@ def output_problems(nb) -> list[str]:
     return found
 
 
-def fix_copies(path: Path) -> None:
-    """Rewrite the cells that copy code from helpers/ (works before the change is committed)."""
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if COPY_OF in cell.metadata:
-            cell.source = copied_source(cell)
-    nbformat.write(nb, path)
-
-
 def fix(path: Path, revision: str) -> None:
-    fix_copies(path)
     nb = nbformat.read(path, as_version=4)
     header = nb.cells[0].source
     lines = [line for line in header.splitlines() if "Open in Colab" not in line]
@@ -312,7 +252,6 @@ def execute(path: Path, timeout: int = 600):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fix", action="store_true")
-    parser.add_argument("--copies", action="store_true", help="only rewrite the cells that copy helpers/ code")
     parser.add_argument("--execute", action="store_true")
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
@@ -321,8 +260,6 @@ def main(argv=None) -> int:
     for path in paths:
         if args.fix:
             fix(path, revision)
-        elif args.copies:
-            fix_copies(path)
         if args.execute:
             start = time.perf_counter()
             nbformat.write(execute(path), path)

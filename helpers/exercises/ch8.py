@@ -22,7 +22,7 @@ EXACT_CASES = (100, 777, 191, 8, 4095, 4096, 10**6, None)
 
 def _trial(search, fits, start=8, limit=4096):
     """Run the learner's search on a simulated device that fits up to `fits` examples; return (answer, tries)."""
-    from helpers.chapters.ch08_bigger_than_one_device import simulated_memory
+    from helpers.experiments.ch08_bigger_than_one_device import simulated_memory
 
     per_example = 1e6  # 1 MB per example and 0.5 MB fixed: `fits` examples need fits + 0.5 MB, one more does not fit
     memory_mb = 0.1 if fits is None else fits + 0.75
@@ -63,7 +63,7 @@ def _exact_largest_batch(answer):
                     f"{most}.")
     # Only out-of-memory means "too big": another error (a shape mistake) must reach the learner. Here it comes from
     # the sizes between the doublings, which only the halving tries; 128 and up run out of memory.
-    from helpers.chapters.ch08_bigger_than_one_device import ResourceExhaustedError
+    from helpers.experiments.ch08_bigger_than_one_device import ResourceExhaustedError
 
     def broken(batch):
         if batch > 64 and batch & (batch - 1):

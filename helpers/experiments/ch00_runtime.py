@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from helpers.chapters.ch01_single_gpu import measure, reuters_conv1d
 from helpers.data import load_reuters, make_dataset
-from helpers.models import matching_loss, reuters_conv1d
+from helpers.models import matching_loss
 from helpers.plots import bars
 from helpers.results import Result
-from helpers.timing import EpochTimer, measure
+from helpers.timing import EpochTimer
 
 
 def accelerators() -> list[str]:
