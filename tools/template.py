@@ -88,34 +88,20 @@ def revision_problem(revision: str) -> str | None:
 
 
 def setup_source(revision: str) -> str:
-    """The one setup cell every notebook starts with, installing the course at `revision` where needed."""
-    return f'''# Setup, identical in every notebook. Uses the course's helpers from this clone, or else installs them
-# (never TensorFlow: the runtime's own GPU/TPU build stays), then prepares modes and devices.
+    """The one setup cell every notebook starts with, installing the course at `revision` where needed. Its `!`
+    line is IPython's: the kernel runs it in a shell, expanding {sys.executable} and {REVISION}, and shows pip's
+    output in the cell on every platform (a subprocess's own output does not always reach a Colab cell)."""
+    return f'''# Setup, the same in every notebook: this clone's helpers, else installed at REVISION (never TensorFlow).
 import importlib.util
 import os
-import subprocess
 import sys
 
 REVISION = "{revision}"  # the course version these notebooks were written with
-if os.path.isfile(os.path.join("..", "helpers", "course.py")):  # run inside a clone of the course
+if os.path.isfile("../helpers/course.py"):  # inside a clone of the course
     sys.path.insert(0, os.path.abspath(".."))
-if importlib.util.find_spec("helpers") is None:
-    url = f"git+{repository()}@{{REVISION}}"
-    print(f"Installing the course helpers from {{url}} ...")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", url], capture_output=True, text=True,
-                         stdin=subprocess.DEVNULL, env={{**os.environ, "GIT_TERMINAL_PROMPT": "0"}})
-    if pip.returncode:
-        print(*(pip.stdout + pip.stderr).strip().splitlines()[-12:], sep="\\n")
-        raise RuntimeError("Could not install the course helpers (pip's last lines above). Turn internet access "
-                           "on (Kaggle: Settings > Internet) and run this cell again.")
-    importlib.invalidate_caches()
-spec = importlib.util.find_spec("helpers")
-folders = spec.submodule_search_locations or []  # a package has folders; a learner's helpers.py has none
-if not any(os.path.isfile(os.path.join(folder, "course.py")) for folder in folders):
-    raise RuntimeError(f"{{spec.origin or folders[0]}} is another module named helpers and hides the course's: rename "
-                       "it (or uninstall it), then restart the runtime and run all again.")
-import helpers
-
+elif importlib.util.find_spec("helpers") is None:  # Colab, Kaggle (there: Settings > Internet on), once per runtime
+    !GIT_TERMINAL_PROMPT=0 {{sys.executable}} -m pip install -q git+{repository()}@{{REVISION}}
+import helpers  # fails if pip could not install it (its message is above) or a helpers.py of yours hides it
 course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)'''
 
 
