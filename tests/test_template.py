@@ -81,6 +81,20 @@ def test_clean_drops_widget_state_and_timing_metadata():
     assert nb.cells[0].outputs == []
 
 
+def test_clean_keeps_printbars_line_without_the_wall_clock_time(capsys):
+    from helpers.timing import printbar
+
+    printbar("start")
+    printbar()
+    printed = capsys.readouterr().out
+    cell = nbformat.v4.new_code_cell("printbar()")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="before\n" + printed + "10:11:12.345 stays\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    template.clean(nb)
+    assert nb.cells[0].outputs[0].text == ("before\n" + "=" * 80 + "HH:MM:SS.mmm TZ  start\n" + "=" * 80
+                                           + "HH:MM:SS.mmm TZ\n10:11:12.345 stays\n")
+
+
 def run_setup_cell(cwd, *, url=None, python_flags=("-S",)):
     """Run the setup cell up to `import helpers` (printing where helpers came from) in a fresh interpreter.
     -S leaves out site-packages, where this checkout is installed, so only the cell can find the helpers."""
