@@ -27,6 +27,7 @@ $(STAMP): pyproject.toml
 
 lint: setup
 	$(BIN)/ruff check helpers tests tools notebooks
+	$(BIN)/python tools/notebook_format.py --check
 
 test: setup lint
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile \

@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import pytest
 
-from helpers.experiments import ch07_profiling as ch7
+from helpers.chapters import ch07_profiling as ch7
 from tools import browser
 
 

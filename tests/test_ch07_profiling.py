@@ -16,7 +16,8 @@ import tensorflow as tf
 
 from helpers import CourseError
 from helpers.bench import main
-from helpers.experiments import ch07_profiling as ch7
+from helpers.chapters import ch07_profiling as ch7
+from helpers.experiments import ch07_profiling as ch7_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +121,7 @@ def test_profile_steps_stops_when_fit_ends_early_and_recovers_a_profiler_left_ru
 def test_the_pins_are_pyproject_s_profile_extra():
     with open(ROOT / "pyproject.toml", "rb") as f:
         extra = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
-    assert tuple(extra) == ch7.PROFILE_REQUIREMENTS
+    assert tuple(extra) == ch7_experiments.PROFILE_REQUIREMENTS
 
 
 def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, capsys, tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from conftest import run_python
 
 from helpers import CourseError
+from helpers.chapters.ch08_bigger_than_one_device import is_out_of_memory, largest_batch
 from helpers.experiments import ch08_bigger_than_one_device as ch8
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,14 +36,14 @@ def fake_device(fits_up_to: int, error=ch8.ResourceExhaustedError):
 
 def test_the_largest_batch_is_the_last_doubling_before_out_of_memory():
     try_batch, tried = fake_device(fits_up_to=100)
-    assert ch8.largest_batch(try_batch, start=8, limit=4096) == 64
+    assert largest_batch(try_batch, start=8, limit=4096) == 64
     assert tried == [8, 16, 32, 64, 128]  # stops at the first size that does not fit
 
 
 def test_no_batch_fits_and_the_limit_stops_the_search():
-    assert ch8.largest_batch(fake_device(fits_up_to=4)[0], start=8) is None
+    assert largest_batch(fake_device(fits_up_to=4)[0], start=8) is None
     try_batch, tried = fake_device(fits_up_to=10**9)
-    assert ch8.largest_batch(try_batch, start=8, limit=64) == 64 and tried == [8, 16, 32, 64]
+    assert largest_batch(try_batch, start=8, limit=64) == 64 and tried == [8, 16, 32, 64]
 
 
 def test_only_out_of_memory_means_too_big():
@@ -50,7 +51,7 @@ def test_only_out_of_memory_means_too_big():
         raise ValueError("a shape mistake, not memory")
 
     with pytest.raises(ValueError, match="shape mistake"):
-        ch8.largest_batch(broken)
+        largest_batch(broken)
 
 
 @pytest.mark.parametrize("err, oom", [
@@ -60,8 +61,8 @@ def test_only_out_of_memory_means_too_big():
     (RuntimeError("INTERNAL: something else"), False),
 ])
 def test_out_of_memory_is_recognised_in_tensorflow_jax_and_python(err, oom):
-    assert ch8.is_out_of_memory(err) is oom
-    assert ch8.largest_batch(fake_device(fits_up_to=8, error=lambda m: err)[0]) == 8 if oom else True
+    assert is_out_of_memory(err) is oom
+    assert largest_batch(fake_device(fits_up_to=8, error=lambda m: err)[0]) == 8 if oom else True
 
 
 def test_the_simulated_device_counts_weights_gradients_optimizer_and_activations():

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 import helpers.images as images
+from helpers.chapters import ch07_profiling as ch7
 from helpers.exercises import check
-from helpers.experiments import ch07_profiling as ch7
 
 NOT_YET = "[ch7.not_input_bound] Not yet: "
 

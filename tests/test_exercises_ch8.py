@@ -11,6 +11,7 @@ import nbformat
 import pytest
 from conftest import run_python
 
+from helpers.chapters.ch08_bigger_than_one_device import is_out_of_memory, largest_batch
 from helpers.exercises import check
 from helpers.experiments import ch08_bigger_than_one_device as ch8
 
@@ -41,7 +42,7 @@ def folded_solution(exercise: str) -> str:
 def function(source: str, name: str = "exact_largest_batch"):
     """The function `name` defined by `source` (a cell's first block, up to its first top-level statement after the
     def), with the chapter's largest_batch and is_out_of_memory in reach, as in the notebook."""
-    namespace = {"largest_batch": ch8.largest_batch, "is_out_of_memory": ch8.is_out_of_memory}
+    namespace = {"largest_batch": largest_batch, "is_out_of_memory": is_out_of_memory}
     exec(source.split("\n\n\n")[0], namespace)
     return namespace[name]
 
@@ -65,7 +66,7 @@ def test_the_folded_search_finds_the_exact_batch_on_the_chapter_device():
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
     model.compile(optimizer="adam", loss="mse")
     device = ch8.simulated_device(model, None, memory_mb=ch8.needed_mb(model, 300) + 1e-9)
-    assert ch8.largest_batch(device, 8, 1024) == 256 and solution()(device, 8, 1024) == 300
+    assert largest_batch(device, 8, 1024) == 256 and solution()(device, 8, 1024) == 300
 
 
 def test_the_starting_code_is_rejected(capsys):
@@ -84,7 +85,7 @@ def test_trying_every_size_is_rejected(capsys):
             try:
                 try_batch(batch)
             except Exception as err:
-                if not ch8.is_out_of_memory(err):
+                if not is_out_of_memory(err):
                     raise
                 break
             fits = batch

@@ -216,7 +216,9 @@ def test_every_screenshot_a_notebook_shows_is_stored_and_installed():
 
     shown = set()
     for path in (SCREENSHOTS.parents[1] / "notebooks").glob("*.ipynb"):
-        shown |= set(re.findall(r'screenshot\((?:\\")?"?\\?"(\w+)', path.read_text()))
+        text = path.read_text()  # shown by helpers.plots.screenshot(NAME) or linked from markdown by its file name
+        shown |= set(re.findall(r'screenshot\((?:\\")?"?\\?"(\w+)', text))
+        shown |= set(re.findall(r"helpers/screenshots/(\w+)\.png", text))
     assert shown and all((SCREENSHOTS / f"{name}.png").is_file() for name in shown)
     with open(SCREENSHOTS.parents[1] / "pyproject.toml", "rb") as f:
         assert "screenshots/*.png" in tomllib.load(f)["tool"]["setuptools"]["package-data"]["helpers"]

@@ -81,6 +81,20 @@ def test_clean_drops_widget_state_and_timing_metadata():
     assert nb.cells[0].outputs == []
 
 
+def test_clean_keeps_printbars_line_without_the_wall_clock_time(capsys):
+    from helpers.chapters.ch01_single_gpu import printbar
+
+    printbar("start")
+    printbar()
+    printed = capsys.readouterr().out
+    cell = nbformat.v4.new_code_cell("printbar()")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="before\n" + printed + "10:11:12.345 stays\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    template.clean(nb)
+    assert nb.cells[0].outputs[0].text == ("before\n" + "=" * 80 + "HH:MM:SS.mmm TZ  start\n" + "=" * 80
+                                           + "HH:MM:SS.mmm TZ\n10:11:12.345 stays\n")
+
+
 SETUP_CALL = "course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)"
 # IPython runs the cell's `!` line in a shell after expanding {names} from the cell's variables; so does this stand-in.
 FAKE_IPYTHON = """

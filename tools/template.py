@@ -214,14 +214,19 @@ def fix(path: Path, revision: str) -> None:
 
 
 def clean(nb) -> None:
-    """Drop what differs between machines and runs but says nothing: widget state, timings."""
+    """Drop what differs between machines and runs but says nothing: widget state, timings, and the wall-clock time
+    printbar() prints (the stored line shows where it goes, HH:MM:SS.mmm TZ, so a re-run changes no stored text)."""
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("papermill", None)
     nb.metadata.update(METADATA)
+    printbar_time = re.compile(r"^(={80})\d\d:\d\d:\d\d\.\d{3}(?: [^\s]+)?", re.MULTILINE)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
+            for o in cell.outputs:
+                if o.output_type == "stream":
+                    o.text = printbar_time.sub(r"\1HH:MM:SS.mmm TZ", o.text)
 
 
 def execute(path: Path, timeout: int = 600):
