@@ -59,8 +59,10 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     """Time `fn()` properly: `warmup` untimed calls (tracing, device start-up), then `repeats`
     timed calls, each forced to finish with `.numpy()`. Report the median, not one lucky run."""
     if not callable(fn):
-        raise CourseError(f"measure(): expected a function to call, got {type(fn).__name__}. "
-                          "Wrap the work in a function or lambda: measure(lambda: a @ b).")
+        raise CourseError(
+            f"measure(): expected a function to call, got {type(fn).__name__}. "
+            "Wrap the work in a function or lambda: measure(lambda: a @ b)."
+        )
     whole_number("measure(warmup=", warmup, 0)
     whole_number("measure(repeats=", repeats, 1)
     timing = Timing(name or getattr(fn, "__name__", "work"))

@@ -24,15 +24,24 @@ def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learni
     try:
         keras.utils.set_random_seed(seed)
         model = reuters_conv1d(vocab_size=data.vocab_size, num_classes=data.num_classes)
-        model.compile(optimizer=keras.optimizers.Nadam(learning_rate), loss=helpers.models.matching_loss(),
-                      metrics=["accuracy"], jit_compile=jit_compile)  # adds a LossScaleOptimizer for mixed_float16
+        model.compile(
+            optimizer=keras.optimizers.Nadam(learning_rate),
+            loss=helpers.models.matching_loss(),
+            metrics=["accuracy"],
+            jit_compile=jit_compile,
+        )  # adds a LossScaleOptimizer for mixed_float16
         timer = helpers.timing.EpochTimer(samples_per_epoch=steps * batch)
         train = helpers.data.make_dataset(data.x_train, data.y_train, batch, repeat=True)
         model.fit(train, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
         _, accuracy = model.evaluate(data.x_test, data.y_test, batch_size=256, verbose=0)
     finally:
         keras.config.set_dtype_policy("float32")  # never leak a policy into later code
-    return {"policy": policy, "xla": jit_compile, "steps_per_s": steps / timer.steady_seconds,
-            "epoch_steps_per_s": [steps / seconds for seconds in timer.epoch_seconds[1:]],
-            "val_accuracy": float(accuracy), "first_epoch_s": timer.epoch_seconds[0],
-            "optimizer": type(model.optimizer).__name__}
+    return {
+        "policy": policy,
+        "xla": jit_compile,
+        "steps_per_s": steps / timer.steady_seconds,
+        "epoch_steps_per_s": [steps / seconds for seconds in timer.epoch_seconds[1:]],
+        "val_accuracy": float(accuracy),
+        "first_epoch_s": timer.epoch_seconds[0],
+        "optimizer": type(model.optimizer).__name__,
+    }

@@ -27,20 +27,22 @@ def fused_steps_per_second(build_model, steps_per_execution, dataset, *, strateg
     return [steps / seconds for seconds in timer.epoch_seconds[1:]]
 
 
-def step_fusing_sweep(strategy, fast: bool, values=STEPS_PER_EXECUTION, per_replica_batch: int = 32,
-                      warm_up: bool = True) -> dict:
+def step_fusing_sweep(
+    strategy, fast: bool, values=STEPS_PER_EXECUTION, per_replica_batch: int = 32, warm_up: bool = True
+) -> dict:
     """{model: [steps/s of each steady epoch, at each steps_per_execution]} for a tiny model and (not in fast mode)
     the course model, under `strategy`. warm_up=False skips the warm-up run, for a process that has trained before."""
     data = helpers.data.load_reuters()
     global_batch = per_replica_batch * strategy.num_replicas_in_sync  # per replica x replicas, for any device count
     dataset = helpers.data.make_dataset(data.x_train, data.y_train, global_batch, repeat=True, drop_remainder=True)
     steps = 32 if fast else 320  # a multiple of every value: each epoch ends on a whole execution
-    models = {"Conv1D (course model)": reuters_conv1d,
-              "bag of words (tiny)": helpers.models.reuters_bag_of_words}
+    models = {"Conv1D (course model)": reuters_conv1d, "bag of words (tiny)": helpers.models.reuters_bag_of_words}
     if warm_up:  # the first training run in a process pays one-time costs its own first epoch does not absorb
         fused_steps_per_second(models["bag of words (tiny)"], 1, dataset, strategy=strategy, steps=8, epochs=2)
     if fast:  # the tiny model shows fusing best; fast mode leaves out the course model's 3 fits (half the time)
         del models["Conv1D (course model)"]
     epochs = 4 if fast else 6  # the first (tracing) epoch is left out; the others give a median and a spread
-    return {name: [fused_steps_per_second(build, n, dataset, strategy=strategy, steps=steps, epochs=epochs)
-                   for n in values] for name, build in models.items()}
+    return {
+        name: [fused_steps_per_second(build, n, dataset, strategy=strategy, steps=steps, epochs=epochs) for n in values]
+        for name, build in models.items()
+    }

@@ -59,8 +59,18 @@ def read_image(path, size=IMAGE_SIZE, latency_s=0.0):
     return tf.image.resize(image, (size, size)) / 255.0
 
 
-def file_dataset(paths, class_names, *, size=IMAGE_SIZE, latency_s=0.0, parallel=True, io_threads=None,
-                 deterministic=True, cache=False, seed=0):
+def file_dataset(
+    paths,
+    class_names,
+    *,
+    size=IMAGE_SIZE,
+    latency_s=0.0,
+    parallel=True,
+    io_threads=None,
+    deterministic=True,
+    cache=False,
+    seed=0,
+):
     """Image files -> shuffled, decoded (image, label) pairs.
 
     Without cache, the *paths* are shuffled before decoding (cheap strings, not images). With cache, the files are
@@ -110,16 +120,19 @@ def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) 
                 images += int(tf.shape(tf.nest.flatten(next(iterator))[0])[0])
             rates.append(images / (time.perf_counter() - start))
     except StopIteration:
-        raise helpers.CourseError(f"images_per_second(): the dataset ran out before {warmup} + {batches} batches; "
-                                  "add .repeat() or ask for fewer batches.") from None
+        raise helpers.CourseError(
+            f"images_per_second(): the dataset ran out before {warmup} + {batches} batches; "
+            "add .repeat() or ask for fewer batches."
+        ) from None
     return rates
 
 
 def spread(values, unit: str = "images/s") -> str:
     """'4,350 images/s (runs 3,900-4,600)': the median and the range of repeated measurements."""
     form = "{:,.0f}" if max(values) >= 100 else "{:.2f}"
-    return (f"{form.format(statistics.median(values))} {unit} "
-            f"(runs {form.format(min(values))}-{form.format(max(values))})")
+    return (
+        f"{form.format(statistics.median(values))} {unit} (runs {form.format(min(values))}-{form.format(max(values))})"
+    )
 
 
 def versus(new, base) -> tuple[float, str]:
@@ -147,6 +160,7 @@ def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batch
     """Images/s delivered by each way of reading the files, with no model attached: five repeated runs each
     (images_per_second), so every reading shows its spread. The cached variant is timed after one full epoch has
     filled its cache."""
+
     def batched(ds):
         return ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE)
 
@@ -154,22 +168,29 @@ def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batch
         "Python generator": batched(generator_dataset(paths, labels, latency_s=latency_s)),
         "tf.data, parallel map": batched(file_dataset(paths, class_names, latency_s=latency_s)),
         f"tf.data, {IO_THREADS} threads, any order": batched(
-            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, deterministic=False)),
+            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, deterministic=False)
+        ),
         "tf.data, cached": batched(
-            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)),
+            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)
+        ),
     }
     epoch = -(-len(paths) // batch)
     slow_generator = max(5, batches // 2)  # with latency the generator crawls: fewer batches give the same rate
-    return {name: images_per_second(
-                ds, batches=slow_generator if name == "Python generator" and latency_s else batches,
-                warmup=epoch + 1 if "cached" in name else 2)
-            for name, ds in variants.items()}
+    return {
+        name: images_per_second(
+            ds,
+            batches=slow_generator if name == "Python generator" and latency_s else batches,
+            warmup=epoch + 1 if "cached" in name else 2,
+        )
+        for name, ds in variants.items()
+    }
 
 
 def wait_only_rates(threads, latency_s, batch=64, batches=20):
     """Images/s of the simulated storage wait alone (numpy_function + sleep: no file, no decoding) in `threads`
     parallel calls. With nothing else in the way that would be threads / latency_s; the GIL, which numpy_function
     takes to enter and leave Python around each sleep, and the cores the threads share, keep it lower."""
+
     def wait(x):
         tf.numpy_function(lambda: time.sleep(latency_s), [], [], stateful=True)
         return x

@@ -17,13 +17,15 @@ from helpers.chapters.ch05_input_pipelines import IO_THREADS, LATENCY_S, file_da
 
 def small_convnet(num_classes, size=helpers.images.IMAGE_SIZE):
     """A small image classifier, light enough that a CPU trains it faster than a naive pipeline reads files."""
-    model = keras.Sequential([
-        keras.Input((size, size, 3)),
-        keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
-        keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
-        keras.layers.GlobalAveragePooling2D(),
-        keras.layers.Dense(num_classes),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((size, size, 3)),
+            keras.layers.Conv2D(16, 3, strides=2, activation="relu"),
+            keras.layers.Conv2D(32, 3, strides=2, activation="relu"),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(num_classes),
+        ]
+    )
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     return model
 
@@ -103,12 +105,14 @@ def xplane_files(logdir) -> list[str]:
     if not root.is_dir():
         raise helpers.CourseError(
             f"read the profile of {str(logdir)!r}: there is no such folder. Pass the log_dir given to the TensorBoard "
-            "callback (or to tf.profiler.experimental.start).")
+            "callback (or to tf.profiler.experimental.start)."
+        )
     captures = sorted({path.parent for path in root.rglob("*.xplane.pb")}, key=lambda folder: folder.name)
     if not captures:
         raise helpers.CourseError(
             f"read the profile of {str(logdir)!r}: the folder holds no trace (*.xplane.pb). Capture one first: "
-            "fit with TensorBoard(log_dir, profile_batch=(first, last)) and train past batch `last`.")
+            "fit with TensorBoard(log_dir, profile_batch=(first, last)) and train past batch `last`."
+        )
     return sorted(str(path) for path in captures[-1].glob("*.xplane.pb"))  # folders are named by capture time
 
 
@@ -119,18 +123,29 @@ def xprof_view(logdir, tool: str):
     `raw_to_tool_data` around it also loads XProf's protobuf code, which needs protobuf >= 6.31 (Colab: 5.29.6)."""
     from xprof.convert import _pywrap_profiler_plugin
 
-    data, converted = _pywrap_profiler_plugin.xspace_to_tools_data(xplane_files(logdir), tool,
-                                                                  {"use_saved_result": True})
+    data, converted = _pywrap_profiler_plugin.xspace_to_tools_data(
+        xplane_files(logdir), tool, {"use_saved_result": True}
+    )
     if not converted:
-        raise helpers.CourseError(f"XProf could not build its {tool!r} view of {str(logdir)!r}: "
-                                  f"{data.decode(errors='replace')[:300] or 'no reason given'}.")
+        raise helpers.CourseError(
+            f"XProf could not build its {tool!r} view of {str(logdir)!r}: "
+            f"{data.decode(errors='replace')[:300] or 'no reason given'}."
+        )
     return json.loads(data)
 
 
 # The parts of a step in XProf's input-pipeline analysis (its step-time table's properties), in ms per step.
-STEP_PARTS = {"input": "infeed", "host compute": "host_compute", "device compute": "device_compute",
-              "kernel launch": "kernel_launch", "device to device": "device_to_device",
-              "collectives": "device_collectives", "output": "outfeed", "compilation": "compile", "other": "other"}
+STEP_PARTS = {
+    "input": "infeed",
+    "host compute": "host_compute",
+    "device compute": "device_compute",
+    "kernel launch": "kernel_launch",
+    "device to device": "device_to_device",
+    "collectives": "device_collectives",
+    "output": "outfeed",
+    "compilation": "compile",
+    "other": "other",
+}
 
 
 def step_breakdown(logdir) -> dict:
@@ -140,9 +155,13 @@ def step_breakdown(logdir) -> dict:
     summary = step_table["p"]
     parts = {name: float(summary[f"{key}_time_ms_avg"]) for name, key in STEP_PARTS.items()}
     column = [col["id"] for col in step_table["cols"]].index("stepTimeMs")
-    return {"steps": len(step_table["rows"]), "step ms": float(summary["steptime_ms_average"]), **parts,
-            "step ms each": [float(row["c"][column]["v"]) for row in step_table["rows"]],
-            "xprof says": summary["input_conclusion"]}
+    return {
+        "steps": len(step_table["rows"]),
+        "step ms": float(summary["steptime_ms_average"]),
+        **parts,
+        "step ms each": [float(row["c"][column]["v"]) for row in step_table["rows"]],
+        "xprof says": summary["input_conclusion"],
+    }
 
 
 def verdict(breakdown: dict) -> str:
@@ -154,8 +173,10 @@ def verdict(breakdown: dict) -> str:
     waiting = 100 * parts["input"] / breakdown["step ms"]
     if largest == "input":
         return f"input-bound: {waiting:.0f}% of the step waits for data"
-    return f"{largest}-bound: {100 * parts[largest] / breakdown['step ms']:.0f}% of the step is {largest}, " \
-           f"{waiting:.0f}% waits for data"
+    return (
+        f"{largest}-bound: {100 * parts[largest] / breakdown['step ms']:.0f}% of the step is {largest}, "
+        f"{waiting:.0f}% waits for data"
+    )
 
 
 def top_ops(logdir, count: int = 5) -> list[tuple]:
@@ -167,8 +188,13 @@ def top_ops(logdir, count: int = 5) -> list[tuple]:
     rows = [[cell["v"] for cell in row["c"]] for row in table["rows"]]
     rows = [r for r in rows if r[column["type"]] != "IDLE"]
     rows.sort(key=lambda r: -r[column["total_self_time"]])
-    return [(r[column["host_or_device"]], r[column["type"]], "/".join(r[column["operation"]].split("/")[-3:]),
-             round(r[column["total_self_time"]] / 1000, 2),
-             round(100 * max(r[column["host_total_self_time_percent"]], r[column["device_total_self_time_percent"]]),
-                   1))
-            for r in rows[:count]]
+    return [
+        (
+            r[column["host_or_device"]],
+            r[column["type"]],
+            "/".join(r[column["operation"]].split("/")[-3:]),
+            round(r[column["total_self_time"]] / 1000, 2),
+            round(100 * max(r[column["host_total_self_time_percent"]], r[column["device_total_self_time_percent"]]), 1),
+        )
+        for r in rows[:count]
+    ]

@@ -11,8 +11,11 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 def is_out_of_memory(err: BaseException) -> bool:
     """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ..."); JAX raises a
     JaxRuntimeError whose message starts with RESOURCE_EXHAUSTED; Python's own is MemoryError."""
-    return (type(err).__name__ == "ResourceExhaustedError" or "RESOURCE_EXHAUSTED" in str(err)
-            or isinstance(err, MemoryError))
+    return (
+        type(err).__name__ == "ResourceExhaustedError"
+        or "RESOURCE_EXHAUSTED" in str(err)
+        or isinstance(err, MemoryError)
+    )
 
 
 def largest_batch(try_batch, start=8, limit=4096):
