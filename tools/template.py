@@ -102,6 +102,7 @@ if os.path.isfile("../helpers/course.py"):  # inside a clone of the course
 elif importlib.util.find_spec("helpers") is None:  # Colab, Kaggle (there: Settings > Internet on), once per runtime
     !GIT_TERMINAL_PROMPT=0 {{sys.executable}} -m pip install -q git+{repository()}@{{REVISION}}
 import helpers  # fails if pip could not install it (its message is above) or a helpers.py of yours hides it
+
 course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)'''
 
 
