@@ -7,7 +7,8 @@ import tensorflow as tf
 
 import helpers
 from helpers import images
-from helpers.experiments import ch05_input_pipelines as pipelines
+from helpers.chapters import ch05_input_pipelines as pipelines
+from helpers.experiments import ch05_input_pipelines as experiments
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +123,7 @@ def test_spread_prints_the_median_and_the_range():
 def test_pipeline_result_takes_repeated_rates_and_draws_their_range():
     comparison = {0.0: {"Python generator": [900.0, 1000.0, 1100.0], "tf.data, cached": [9000.0, 10000.0, 12000.0]},
                   0.002: {"Python generator": [300.0], "tf.data, cached": 21000.0}}
-    result = pipelines.pipeline_result(comparison)
+    result = experiments.pipeline_result(comparison)
     assert result.rows[1] == ["0 ms", "tf.data, cached", 10000, 10.0]
     assert result.extra == {"cached_speedup_no_latency": 10.0, "cached_speedup_with_latency": 70.0}
     import matplotlib.container
@@ -132,4 +133,4 @@ def test_pipeline_result_takes_repeated_rates_and_draws_their_range():
 
 
 def test_usable_cores_is_what_this_process_may_run_on():
-    assert 1 <= pipelines.usable_cores() <= (os.cpu_count() or 1)
+    assert 1 <= experiments.usable_cores() <= (os.cpu_count() or 1)

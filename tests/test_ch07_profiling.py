@@ -128,7 +128,7 @@ def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, c
     import helpers.images as images
 
     folder = images.make_image_folder(tmp_path / "shapes", per_class=40)
-    monkeypatch.setattr(ch7, "default_root", lambda: folder)
+    monkeypatch.setattr(ch7_experiments, "default_root", lambda: folder)
     monkeypatch.setenv("COURSE_FAST", "1")
     assert main(["profile", "--json", "--png", str(tmp_path / "p.png")]) == 0
     result = json.loads(capsys.readouterr().out)
