@@ -75,11 +75,11 @@ browser: setup
 test-browser: browser
 	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
 
-# The stored screenshots of TensorBoard's Profile tab (helpers/screenshots/): chapter 7 run in the browser writes its
+# The stored screenshots of TensorBoard's Profile tab (notebooks/images/): chapter 7 run in the browser writes its
 # trace, and the browser check photographs the Profile tab on it.
 screenshots: browser
 	$(MAKE) test-browser NB=notebooks/07_profiling.ipynb
-	cp build/screenshots/tensorboard_profile_*.png helpers/screenshots/
+	cp build/screenshots/tensorboard_profile_*.png notebooks/images/
 
 # The notebooks are the source of the code they teach: write their exported cells into helpers/chapters and
 # helpers/programs (tests/test_export.py fails while a generated file is stale).

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
-from helpers.errors import CourseError, whole_number
+from helpers.errors import CourseError
 
 
 def training_curves(history: dict, metrics=("loss", "accuracy"), title: str = ""):
@@ -106,31 +104,6 @@ def speedup_lines(series: dict, title: str = "Speed-up over one device"):
     return fig
 
 
-def mirrored_diagram(replicas: int = 2, global_batch: int = 512):
-    """MirroredStrategy's training step: split the global batch, compute locally, all-reduce, update."""
-    whole_number("mirrored_diagram(replicas=", replicas, 1, 8)
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 1.1 * replicas))
-    ax.set_xlim(0, 10)
-    ax.set_ylim(-0.5, replicas + 0.5)
-    ax.axis("off")
-    box = {"boxstyle": "round,pad=0.4", "facecolor": "#dde8f5", "edgecolor": "#4c72b0"}
-    mid = (replicas - 1) / 2
-    ax.text(0.8, mid, f"global batch\n{global_batch} examples", ha="center", va="center", bbox=box)
-    ax.text(8.9, mid, "all-reduce:\nsum of gradients\nsent to every\nreplica", ha="center", va="center",
-            bbox={**box, "facecolor": "#f5e6dd", "edgecolor": "#c44e52"})
-    for i in range(replicas):
-        y = replicas - 1 - i
-        ax.annotate("", (2.2, y), (1.6, mid), arrowprops={"arrowstyle": "->"})
-        ax.text(2.9, y, f"{global_batch // replicas} examples", ha="center", va="center", fontsize=9)
-        ax.text(5.3, y, f"replica {i}: model copy\nforward + backward", ha="center", va="center", bbox=box)
-        ax.annotate("", (8.0, mid), (6.6, y), arrowprops={"arrowstyle": "->"})
-        ax.annotate("", (6.6, y - 0.25), (8.0, mid - 0.25),
-                    arrowprops={"arrowstyle": "->", "color": "#c44e52", "linestyle": "--"})
-    ax.set_title("One synchronous step: split, compute locally, all-reduce, identical update on every replica")
-    fig.tight_layout()
-    return fig
-
-
 def spacing(xs, gaps: dict, title: str = "Gap to the next representable number"):
     """Log-log plot of each format's gap after x. gaps: {format name: [gap after each x]}."""
     if not gaps or any(len(g) != len(xs) for g in gaps.values()):
@@ -166,20 +139,6 @@ def stacked_bars(parts: dict, *, xlabel: str, title: str = "", minimum_share: fl
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig
-
-
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-
-
-def screenshot(name: str):
-    """A stored screenshot (helpers/screenshots/NAME.png, installed with the course) for the notebook to show."""
-    from IPython.display import Image
-
-    path = SCREENSHOTS / f"{name}.png"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in SCREENSHOTS.glob("*.png"))) or "none"
-        raise CourseError(f"screenshot({name!r}): no such screenshot; stored: {known}.")
-    return Image(filename=str(path))
 
 
 def as_jpeg(fig, dpi: int = 80, quality: int = 85):

@@ -5,11 +5,8 @@ from matplotlib.figure import Figure
 
 from helpers import CourseError
 from helpers.plots import (
-    SCREENSHOTS,
     bars,
     lines,
-    mirrored_diagram,
-    screenshot,
     spacing,
     speedup_lines,
     stacked_bars,
@@ -124,20 +121,6 @@ def test_speedup_lines_rejects_bad_series(series, message):
         speedup_lines(series)
 
 
-def test_mirrored_diagram_shows_each_replica_and_its_share():
-    fig = mirrored_diagram(replicas=4, global_batch=512)
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert sum("replica" in t and "model copy" in t for t in texts) == 4
-    assert texts.count("128 examples") == 4
-    assert any("512 examples" in t for t in texts)
-
-
-@pytest.mark.parametrize("replicas", [0, 9, 2.0, True])
-def test_mirrored_diagram_rejects_bad_replica_counts(replicas):
-    with pytest.raises(CourseError, match="mirrored_diagram"):
-        mirrored_diagram(replicas=replicas)
-
-
 def test_spacing_plots_one_line_per_format_on_log_axes():
     fig = spacing([1.0, 2.0, 4.0], {"float16": [1e-3, 2e-3, 4e-3], "float32": [1e-7, 2e-7, 4e-7]})
     ax = fig.axes[0]
@@ -200,25 +183,3 @@ def test_stacked_bars_stack_each_part_and_leave_out_the_negligible_ones():
 def test_stacked_bars_need_the_same_parts_in_every_bar(parts):
     with pytest.raises(CourseError, match="same parts for every bar"):
         stacked_bars(parts, xlabel="ms")
-
-
-def test_stored_screenshots_are_shown_and_an_unknown_name_lists_them():
-    names = sorted(p.stem for p in SCREENSHOTS.glob("*.png"))
-    assert "tensorboard_profile_overview" in names and "tensorboard_profile_trace_viewer" in names
-    assert screenshot("tensorboard_profile_overview").data[:4] == b"\x89PNG"
-    with pytest.raises(CourseError, match="no such screenshot; stored: tensorboard_profile_overview"):
-        screenshot("nope")
-
-
-def test_every_screenshot_a_notebook_shows_is_stored_and_installed():
-    import re
-    import tomllib
-
-    shown = set()
-    for path in (SCREENSHOTS.parents[1] / "notebooks").glob("*.ipynb"):
-        text = path.read_text()  # shown by helpers.plots.screenshot(NAME) or linked from markdown by its file name
-        shown |= set(re.findall(r'screenshot\((?:\\")?"?\\?"(\w+)', text))
-        shown |= set(re.findall(r"helpers/screenshots/(\w+)\.png", text))
-    assert shown and all((SCREENSHOTS / f"{name}.png").is_file() for name in shown)
-    with open(SCREENSHOTS.parents[1] / "pyproject.toml", "rb") as f:
-        assert "screenshots/*.png" in tomllib.load(f)["tool"]["setuptools"]["package-data"]["helpers"]

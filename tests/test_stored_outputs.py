@@ -48,7 +48,7 @@ def image_link_problems(nb) -> list[str]:
 
 
 def embedded_screenshots(nb) -> list[str]:
-    stored = {path.read_bytes(): path.name for path in (ROOT / "helpers" / "screenshots").glob("*.png")}
+    stored = {path.read_bytes(): path.name for path in (ROOT / "notebooks" / "images").glob("*.png")}
     return [f"cell {i} embeds {stored[data]}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
             for out in cell.outputs if "image/png" in out.get("data", {})
             if (data := base64.b64decode(out.data["image/png"])) in stored]
@@ -67,7 +67,7 @@ def test_pictures_are_linked_files_every_platform_loads_and_not_embedded_copies(
 
 
 def test_the_checks_catch_noise_relative_links_and_embedded_screenshots():
-    screenshot = ROOT / "helpers" / "screenshots" / "tensorboard_profile_overview.png"
+    screenshot = ROOT / "notebooks" / "images" / "tensorboard_profile_overview.png"
     code = nbformat.v4.new_code_cell("...")
     code.outputs = [
         nbformat.v4.new_output("stream", name="stderr", text=(
@@ -79,14 +79,21 @@ def test_the_checks_catch_noise_relative_links_and_embedded_screenshots():
     fine = nbformat.v4.new_code_cell("...")
     fine.outputs = [nbformat.v4.new_output("stream", name="stdout", text="=" * 80 + "HH:MM:SS.mmm TZ  start\n")]
     links = nbformat.v4.new_markdown_cell(
-        "![ok](" + raw_base() + "helpers/screenshots/tensorboard_profile_overview.png)\n"
-        "![relative](../helpers/screenshots/tensorboard_profile_overview.png)\n"
-        "![missing](" + raw_base() + "helpers/screenshots/nope.png)\n"
-        '<img src="' + template.repository() + '/blob/main/helpers/screenshots/tensorboard_profile_overview.png">\n'
+        "![ok](" + raw_base() + "notebooks/images/tensorboard_profile_overview.png)\n"
+        "![relative](../notebooks/images/tensorboard_profile_overview.png)\n"
+        "![missing](" + raw_base() + "notebooks/images/nope.png)\n"
+        '<img src="' + template.repository() + '/blob/main/notebooks/images/tensorboard_profile_overview.png">\n'
         "![a badge](https://colab.research.google.com/assets/colab-badge.svg)")
     nb = nbformat.v4.new_notebook(cells=[code, fine, links])
     assert len(noise(nb)) == 3 and all(p.startswith("cell 0") for p in noise(nb))
     assert [p.split(": image ")[1].split()[0] for p in image_link_problems(nb)] == [
-        "../helpers/screenshots/tensorboard_profile_overview.png", raw_base() + "helpers/screenshots/nope.png",
-        template.repository() + "/blob/main/helpers/screenshots/tensorboard_profile_overview.png"]
+        "../notebooks/images/tensorboard_profile_overview.png", raw_base() + "notebooks/images/nope.png",
+        template.repository() + "/blob/main/notebooks/images/tensorboard_profile_overview.png"]
     assert embedded_screenshots(nb) == ["cell 0 embeds tensorboard_profile_overview.png"]
+
+
+def test_every_stored_picture_is_linked_by_a_notebook():
+    linked = {link.removeprefix(raw_base()) for path in NOTEBOOKS for cell in nbformat.read(path, as_version=4).cells
+              if cell.cell_type == "markdown" for a, b in MARKDOWN_IMAGE.findall(cell.source) for link in [a or b]}
+    stored = {str(p.relative_to(ROOT)) for p in (ROOT / "notebooks" / "images").glob("*.png")}
+    assert stored and stored <= linked, f"not shown by any notebook: {sorted(stored - linked)}"
