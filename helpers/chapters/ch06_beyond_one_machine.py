@@ -1,14 +1,44 @@
-"""Chapter 6's measurement: the two-worker job's start-up time and steps/s (`python -m helpers.bench multiworker`)."""
+"""Chapter 6's launcher for the multi-worker program, and its measurement: the two-worker job's start-up time and
+steps/s (`python -m helpers.bench multiworker`)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import sys
 import tempfile
 import time
 
-from helpers.cluster import run_local_workers
+import helpers.cluster  # the notebook-cell block below calls helpers.cluster and helpers.processes, as the notebook
+import helpers.processes
+import helpers.programs
 from helpers.plots import bars
-from helpers.programs import program
 from helpers.results import Result
+
+# notebook cell: run_workers
+RESTART_CODE = 42  # what multiworker.py exits with after a preemption checkpoint: "restart me"
+
+
+def run_workers(program, *args, workers=2, timeout_s=120, echo=None, kill_when=None, preempt_when=None,
+                show_commands=False):
+    """Start `python program args...` as `workers` workers of one cluster on this machine, each with its own
+    TF_CONFIG, and wait for all of them. echo(index, line) sees every line a worker prints."""
+    hosts = helpers.cluster.local_hosts(workers)  # "127.0.0.1:PORT", a free port for each worker
+    with helpers.processes.Group() as group:  # however the block ends, no worker is left running
+        for index in range(workers):
+            tf_config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
+            command = [sys.executable, str(program), *map(str, args)]
+            env = {**os.environ, "TF_CONFIG": json.dumps(tf_config),
+                   "CUDA_VISIBLE_DEVICES": "",  # CPU workers: two on one GPU would fight for its memory
+                   "GCE_METADATA_IP": "127.0.0.1:9"}  # tells PreemptionCheckpointHandler "not on Google Cloud"
+            if show_commands:
+                print(f"worker {index}: TF_CONFIG='{env['TF_CONFIG']}' python {shlex.join(command[1:])}")
+            group.start(command, env=env)
+        # If one worker fails, the others are stopped (they would wait for it forever) and an error says which.
+        return group.watch(echo=echo, kill_when=kill_when, notify_when=preempt_when, timeout_s=timeout_s,
+                           ok_returncodes=(0, RESTART_CODE), name="worker")
+# end of notebook cell
 
 
 def multiworker_timing(steps: int, out: str) -> dict:
@@ -25,7 +55,7 @@ def multiworker_timing(steps: int, out: str) -> dict:
         elif line.startswith(f"step {steps} "):
             stamps["last"] = now
 
-    run_local_workers(2, program("multiworker"), "--out", out, "--steps", steps, echo=echo)
+    run_workers(helpers.programs.program("multiworker"), "--out", out, "--steps", steps, echo=echo)
     return {"workers": 2, "startup_s": stamps["connected"] - start,
             "steps_per_s": (steps - 1) / (stamps["last"] - stamps["first"])}
 
