@@ -1,10 +1,9 @@
-"""Run training processes we can watch, kill on purpose, and never leave behind (chapter 6)."""
+"""Watch the processes a cell starts, kill them on purpose, and never leave one behind (chapter 6)."""
 
 from __future__ import annotations
 
 import os
 import queue
-import re
 import signal
 import subprocess
 import sys
@@ -21,7 +20,7 @@ class Finished:
 
     lines: list[str] = field(default_factory=list)
     returncode: int | None = None
-    killed: str | None = None  # why we killed it: "on purpose", "timeout" or "a peer failed"; None: ended itself
+    killed: str | None = None  # why we killed it: "on purpose", "timeout", "a peer failed" or "cleanup"; None: ended
     notified: bool = False  # sent SIGTERM by notify_when (a preemption notice); it then ends by itself
 
     def check(self, what: str, returncode: int = 0) -> Finished:
@@ -32,13 +31,6 @@ class Finished:
         tail = "\n".join(self.lines[-15:]) or "(it printed nothing)"
         hint = " Give it more time (timeout_s) on a slow machine." if self.killed == "timeout" else ""
         raise CourseError(f"{what} {how}, expected exit code {returncode}.{hint} Its last lines:\n{tail}")
-
-
-def python_command(program, *args) -> list[str]:
-    """The command line that runs the Python file `program` with `args` under this interpreter."""
-    if not os.path.isfile(program):
-        raise CourseError(f"python_command({str(program)!r}): no such file; run the cell that writes it first.")
-    return [sys.executable, os.path.abspath(program), *map(str, args)]
 
 
 def die_with_parent() -> None:
@@ -60,40 +52,101 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def run_group(cmds, *, kill_when=None, notify_when=None, timeout_s: float = 120, envs=None, cwd=None, echo=None,
-              stop_all_on_failure: bool = True, ok_returncodes=(0,)) -> list[Finished]:
-    """Run several commands at once (e.g. the workers of a cluster), collecting each one's output lines.
+class Group:
+    """Processes started together (the workers of a cluster) and watched together. Leaving the `with` block, also
+    by an exception or an interrupted cell, kills every one still running and everything it started."""
 
-    kill_when(index, line) -> True kills process `index` with SIGKILL at that line (an on-purpose crash); its
-    collected output ends with that line, even if the process printed more before the signal landed.
-    notify_when(index, line) -> True sends process `index` SIGTERM once (the notice a preempted machine gets) and
-    goes on watching it.
-    If one process fails (an exit code not in ok_returncodes, or killed) and stop_all_on_failure, the others are
-    killed too: a synchronous job cannot go on without a peer, and would otherwise wait for it forever. After
-    `timeout_s` seconds everything still running is killed. Whatever happens, also an exception or a
-    KeyboardInterrupt in the caller, no process is left behind. echo(index, line) sees each line.
-    """
-    if timeout_s <= 0:
-        raise CourseError(f"run_group(timeout_s={timeout_s!r}): use a positive number of seconds.")
-    envs = envs or [None] * len(cmds)
-    lines: queue.Queue = queue.Queue()
-    procs, results = [], [Finished() for _ in cmds]
-    try:
-        for index, (cmd, env) in enumerate(zip(cmds, envs)):
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                    cwd=cwd, start_new_session=True,  # own process group: killpg gets children
-                                    preexec_fn=die_with_parent)
-            procs.append(proc)
-            threading.Thread(target=_read, args=(proc, index, lines), daemon=True).start()
-        _watch(procs, results, lines, kill_when, notify_when, echo, time.monotonic() + timeout_s,
-               stop_all_on_failure, ok_returncodes)
-    finally:
-        for proc, result in zip(procs, results):
+    def __init__(self):
+        self.procs: list[subprocess.Popen] = []
+        self.results: list[Finished] = []
+        self._lines: queue.Queue = queue.Queue()
+
+    def __enter__(self) -> Group:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self, command, *, env=None, cwd=None) -> subprocess.Popen:
+        """subprocess.Popen(command, env=env) with its output (stdout and stderr) collected line by line, in a
+        session of its own (so that a kill reaches its children too), and killed if this Python process dies."""
+        proc = subprocess.Popen([str(part) for part in command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=env, cwd=cwd, start_new_session=True, preexec_fn=die_with_parent)
+        self.procs.append(proc)
+        self.results.append(Finished())
+        threading.Thread(target=_read, args=(proc, len(self.procs) - 1, self._lines), daemon=True).start()
+        return proc
+
+    def watch(self, *, echo=None, kill_when=None, notify_when=None, timeout_s: float = 120, ok_returncodes=(0,),
+              stop_all_on_failure: bool = True, name: str | None = None) -> list[Finished]:
+        """Wait for every process and return what each printed and how it ended.
+
+        echo(index, line) sees each line. kill_when(index, line) -> True kills process `index` with SIGKILL at that
+        line (an on-purpose crash); its collected output ends with that line. notify_when(index, line) -> True sends
+        it SIGTERM once (the notice a preempted machine gets) and goes on watching it. If one process fails (an exit
+        code not in ok_returncodes, or killed) and stop_all_on_failure, the others are killed too: a synchronous job
+        cannot go on without a peer and would wait for it forever; given a `name` ("worker"), a CourseError then
+        says which failed and how. After `timeout_s` seconds everything still running is killed."""
+        if timeout_s <= 0:
+            raise CourseError(f"watch(timeout_s={timeout_s!r}): use a positive number of seconds.")
+        try:
+            self._watch(echo, kill_when, notify_when, time.monotonic() + timeout_s, stop_all_on_failure,
+                        ok_returncodes)
+        finally:
+            self.stop()
+        failed = [i for i, r in enumerate(self.results)
+                  if (r.returncode not in ok_returncodes or r.killed) and r.killed != "a peer failed"]
+        if name and stop_all_on_failure and failed:
+            result = self.results[failed[0]]
+            how = {"on purpose": "was killed on purpose", "timeout": f"did not finish within {timeout_s:g} s"}.get(
+                result.killed, f"exited with code {result.returncode}")
+            last = result.lines[-1] if result.lines else "(no output)"
+            raise CourseError(f"{name} {failed[0]} {how} (last line: {last!r}); the others were stopped.")
+        return self.results
+
+    def stop(self) -> None:
+        """Kill every process still running (and its children), and note how each ended."""
+        for proc, result in zip(self.procs, self.results):
             if proc.poll() is None and result.killed is None:
                 result.killed = "cleanup"
             _kill(proc)
             result.returncode = proc.returncode
-    return results
+
+    def _watch(self, echo, kill_when, notify_when, deadline, stop_all_on_failure, ok_returncodes):
+        procs, results, running = self.procs, self.results, len(self.procs)
+        while running:
+            try:
+                index, line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                for proc, result in zip(procs, results):
+                    if proc.poll() is None:
+                        result.killed = "timeout"
+                return
+            if line is None:  # this process closed its output: it has ended, or is about to
+                running -= 1
+                if procs[index].wait() not in ok_returncodes and stop_all_on_failure:
+                    self._stop_others(index)
+                continue
+            if results[index].killed == "on purpose":  # printed before the kill landed: output ends at the kill line
+                continue
+            results[index].lines.append(line)
+            if echo:
+                echo(index, line)
+            if kill_when is not None and kill_when(index, line):
+                results[index].killed = "on purpose"
+                _kill(procs[index])
+            elif notify_when is not None and not results[index].notified and notify_when(index, line):
+                results[index].notified = True
+                try:
+                    os.killpg(procs[index].pid, signal.SIGTERM)
+                except ProcessLookupError:  # it has just ended
+                    pass
+
+    def _stop_others(self, failed):
+        for index, (proc, result) in enumerate(zip(self.procs, self.results)):
+            if index != failed and proc.poll() is None:
+                result.killed = "a peer failed"
+                _kill(proc)
 
 
 def _read(proc, index, lines):
@@ -102,56 +155,16 @@ def _read(proc, index, lines):
     lines.put((index, None))
 
 
-def _watch(procs, results, lines, kill_when, notify_when, echo, deadline, stop_all_on_failure, ok_returncodes):
-    running = len(procs)
-    while running:
-        try:
-            index, line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            for proc, result in zip(procs, results):
-                if proc.poll() is None:
-                    result.killed = "timeout"
-            return
-        if line is None:  # this process closed its output: it has ended, or is about to
-            running -= 1
-            if procs[index].wait() not in ok_returncodes and stop_all_on_failure:
-                _stop_others(procs, results, index)
-            continue
-        if results[index].killed == "on purpose":  # printed before the kill landed: the output ends at the kill line
-            continue
-        results[index].lines.append(line)
-        if echo:
-            echo(index, line)
-        if kill_when is not None and kill_when(index, line):
-            results[index].killed = "on purpose"
-            _kill(procs[index])
-        elif notify_when is not None and not results[index].notified and notify_when(index, line):
-            results[index].notified = True
-            try:
-                os.killpg(procs[index].pid, signal.SIGTERM)
-            except ProcessLookupError:  # it has just ended
-                pass
+def run_group(commands, *, envs=None, cwd=None, **watch) -> list[Finished]:
+    """Start several commands at once (each with its env from `envs`) and watch them: Group.watch's arguments."""
+    with Group() as group:
+        for command, env in zip(commands, envs or [None] * len(commands)):
+            group.start(command, env=env, cwd=cwd)
+        return group.watch(**watch)
 
 
-def _stop_others(procs, results, failed):
-    for index, (proc, result) in enumerate(zip(procs, results)):
-        if index != failed and proc.poll() is None:
-            result.killed = "a peer failed"
-            _kill(proc)
-
-
-def run_watched(cmd, *, kill_when=None, timeout_s: float = 120, env=None, cwd=None, echo=None) -> Finished:
-    """run_group for one command: kill_when(line) and echo(line) take just the line."""
-    return run_group([cmd], timeout_s=timeout_s, envs=[env], cwd=cwd,
+def run_watched(command, *, kill_when=None, timeout_s: float = 120, env=None, cwd=None, echo=None) -> Finished:
+    """One command, watched: kill_when(line) and echo(line) take just the line."""
+    return run_group([command], envs=[env], cwd=cwd, timeout_s=timeout_s,
                      kill_when=(lambda _, line: kill_when(line)) if kill_when else None,
                      echo=(lambda _, line: echo(line)) if echo else None)[0]
-
-
-def running(pattern: str) -> list[int]:
-    """PIDs of the processes (other than this one) whose command line matches the regular expression."""
-    import psutil  # preinstalled on Colab and Kaggle; Jupyter's kernel needs it too
-
-    this = os.getpid()
-    # Without the right to read a process's command line (another user's), psutil gives None: it cannot be ours.
-    return [proc.info["pid"] for proc in psutil.process_iter(["pid", "cmdline"])
-            if proc.info["pid"] != this and re.search(pattern, " ".join(proc.info["cmdline"] or []))]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,17 @@ def run_python(code: str, **env_overrides: str) -> dict:
     lines = proc.stdout.strip().splitlines()
     assert lines, f"subprocess printed nothing:\n{proc.stderr}"
     return json.loads(lines[-1])
+
+
+def running(pattern: str) -> list[int]:
+    """PIDs of the processes (other than this one) whose command line matches the regular expression: what a test
+    started and should have stopped."""
+    import psutil
+
+    this = os.getpid()
+    # Without the right to read a process's command line (another user's), psutil gives None: it cannot be ours.
+    return [proc.info["pid"] for proc in psutil.process_iter(["pid", "cmdline"])
+            if proc.info["pid"] != this and re.search(pattern, " ".join(proc.info["cmdline"] or []))]
 
 
 class FakeDevice:

@@ -2,9 +2,10 @@ import os
 import sys
 
 import pytest
+from conftest import running
 
 from helpers import CourseError
-from helpers.processes import python_command, run_group, run_watched, running
+from helpers.processes import Group, run_group, run_watched
 
 LOOP = "import sys, time\nfor i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
 
@@ -66,20 +67,17 @@ def test_an_exception_in_the_callback_still_kills_the_process():
     assert running(marker) == []
 
 
-def test_python_command_runs_the_file_with_this_interpreter(tmp_path, monkeypatch):
-    (tmp_path / "job.py").write_text("print('hi')")
-    monkeypatch.chdir(tmp_path)
-    assert python_command("job.py", "--steps", 3) == [sys.executable, str(tmp_path / "job.py"), "--steps", "3"]
-    assert run_watched(python_command("job.py")).lines == ["hi"]
-
-
-def test_python_command_names_a_missing_program():
-    with pytest.raises(CourseError, match=r"python_command\('nope.py'\): no such file; run the cell that writes it"):
-        python_command("nope.py")
+def test_a_group_left_by_an_exception_kills_what_it_started():
+    marker = "# group-left-early-marker"
+    with pytest.raises(RuntimeError, match="cell interrupted"), Group() as group:
+        proc = group.start([sys.executable, "-c", LOOP + marker])
+        raise RuntimeError("cell interrupted")  # before anyone watched it
+    assert proc.returncode == -9 and group.results[0].killed == "cleanup"
+    assert running(marker) == []
 
 
 def test_rejects_a_non_positive_timeout():
-    with pytest.raises(CourseError, match=r"run_group\(timeout_s=0\)"):
+    with pytest.raises(CourseError, match=r"watch\(timeout_s=0\)"):
         run_watched(["true"], timeout_s=0)
 
 
@@ -92,6 +90,15 @@ def test_when_one_process_of_a_group_fails_the_others_are_stopped():
     assert time.monotonic() - start < 10
     assert results[1].returncode == 1 and results[1].lines == ["up", "worker lost"] and results[1].killed is None
     assert results[0].killed == "a peer failed" and results[0].returncode == -9
+
+
+def test_a_named_group_says_which_process_failed_and_how():
+    crash = "print('loading', flush=True); raise SystemExit(3)"
+    with pytest.raises(CourseError, match=r"^worker 1 exited with code 3 \(last line: 'loading'\); the others were "
+                                          r"stopped\.$"):
+        run_group([[sys.executable, "-c", LOOP], [sys.executable, "-c", crash]], timeout_s=60, name="worker")
+    with pytest.raises(CourseError, match=r"^job 0 did not finish within 1 s \(last line: '0'\)"):
+        run_group([counts_then_hangs(0)], timeout_s=1, name="job")
 
 
 def test_notify_when_sends_sigterm_once_and_keeps_watching():

@@ -1,13 +1,14 @@
 """The programs chapter 6 starts as processes (helpers/programs): what they report when run on their own."""
 
 import re
+import sys
 
-from helpers.processes import python_command, run_watched
+from helpers.processes import run_watched
 from helpers.programs import program
 
 
 def reported(name, *args):
-    finished = run_watched(python_command(program(name), *args), timeout_s=120)
+    finished = run_watched([sys.executable, program(name), *args], timeout_s=120)
     assert finished.returncode == 0, finished.lines[-10:]
     return [line for line in finished.lines if not re.match(r"^(W0000|I0000|E0000|WARNING: All log)", line)]
 

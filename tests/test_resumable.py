@@ -1,11 +1,12 @@
 """Killing a training run with SIGKILL and starting it again resumes it from its last backup."""
 
 import argparse
+import sys
 
 import numpy as np
 import pytest
 
-from helpers.processes import python_command, run_watched
+from helpers.processes import run_watched
 from helpers.programs import program, resumable
 
 EPOCHS, STEPS = 4, 12
@@ -13,9 +14,8 @@ EPOCHS, STEPS = 4, 12
 
 def train(tmp_path, name, save_freq="epoch", kill_at=None):
     out = tmp_path / f"{name}.npz"
-    cmd = python_command(program("resumable"), "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
-                        "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq,
-                        *(["--die-at", kill_at] if kill_at else []))
+    cmd = [sys.executable, program("resumable"), "--backup-dir", tmp_path / f"{name}-backup", "--out", out,
+           "--epochs", EPOCHS, "--steps", STEPS, "--save-freq", save_freq, *(["--die-at", kill_at] if kill_at else [])]
     return run_watched(cmd, timeout_s=240), out
 
 
@@ -75,8 +75,8 @@ def test_save_freq_takes_epoch_or_steps():
 
 
 def test_the_program_refuses_a_bad_save_freq_with_a_usage_message(tmp_path):
-    finished = run_watched(python_command(program("resumable"), "--backup-dir", tmp_path, "--out", tmp_path / "o.npz",
-                                          "--save-freq", "often"), timeout_s=120)
+    finished = run_watched([sys.executable, program("resumable"), "--backup-dir", tmp_path, "--out", tmp_path / "o.npz",
+                            "--save-freq", "often"], timeout_s=120)
     assert finished.returncode == 2
     assert "neither \"epoch\" nor a positive number of steps" in finished.lines[-1]
 

@@ -1,13 +1,14 @@
-"""Chapter 6's measurement: the two-worker job's start-up time and steps/s (`python -m helpers.bench multiworker`)."""
+"""Chapter 6's measurement of its two-worker job, started by the chapter's run_workers: the job's start-up time and
+steps/s (`python -m helpers.bench multiworker`)."""
 
 from __future__ import annotations
 
 import tempfile
 import time
 
-from helpers.cluster import run_local_workers
+import helpers.programs
+from helpers.chapters.ch06_beyond_one_machine import run_workers
 from helpers.plots import bars
-from helpers.programs import program
 from helpers.results import Result
 
 
@@ -25,7 +26,7 @@ def multiworker_timing(steps: int, out: str) -> dict:
         elif line.startswith(f"step {steps} "):
             stamps["last"] = now
 
-    run_local_workers(2, program("multiworker"), "--out", out, "--steps", steps, echo=echo)
+    run_workers(helpers.programs.program("multiworker"), "--out", out, "--steps", steps, echo=echo)
     return {"workers": 2, "startup_s": stamps["connected"] - start,
             "steps_per_s": (steps - 1) / (stamps["last"] - stamps["first"])}
 

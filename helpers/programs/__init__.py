@@ -10,7 +10,7 @@ NAMES = ("multiworker", "parameter_server", "resumable")
 
 
 def program(name: str) -> Path:
-    """The file of program `name`, to start with python (e.g. helpers.processes.python_command(program(...)))."""
+    """The file of program `name`, to start with python: [sys.executable, program(name), ...]."""
     if name not in NAMES:
         from helpers.errors import CourseError
 

@@ -128,6 +128,6 @@ if __name__ == "__main__":
     parser.add_argument("--hang-at", type=int, help="worker 1 stalls before this step (to see a hang)")
     args = parser.parse_args()
     if "TF_CONFIG" not in os.environ:
-        parser.error("TF_CONFIG is not set: start the workers with helpers.cluster.run_local_workers()")
+        parser.error("TF_CONFIG is not set: start one copy per worker, each with its own TF_CONFIG (chapter 6)")
     os.makedirs(args.out, exist_ok=True)
     train(args.out, args.steps, args.save_every, args.collective_timeout, args.hang_at)
