@@ -29,8 +29,10 @@ lint: setup
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python tools/notebook_format.py --check
 
+# Chapter 6's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
+# with only a loopback interface where Linux allows one (tools/sandbox.py), as they are elsewhere.
 test: setup lint
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile \
+	$(TEST_ENV) $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest -n 2 --dist loadfile \
 		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
 		--ignore=tests/browser tests notebooks
@@ -41,7 +43,7 @@ unit: setup
 
 # One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
 notebook: setup
-	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python -m pytest \
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest \
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
 
 run: setup
