@@ -1,5 +1,5 @@
-"""tools/browser.py: the checks of a notebook run in JupyterLab (on what the page shows), processes left behind,
-TensorBoard served from a real trace and stopped afterwards.
+"""tools/servers.py and tools/browser.py without a browser: TensorBoard served from a real trace and stopped
+afterwards, processes stopped and none left behind, and the checks of what a JupyterLab page alone shows.
 The runs in a real JupyterLab are tests/browser/ (`make test-browser`)."""
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import urllib.request
 
 import keras
 import numpy as np
+import psutil
 import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from helpers.chapters import ch07_profiling as ch7
-from tools import browser
+from tools import browser, servers
 
 
 @pytest.fixture(scope="module")
@@ -31,108 +33,81 @@ def trace(tmp_path_factory):
 
 
 def test_tensorboard_serves_the_profile_and_is_stopped_afterwards(trace):
-    with browser.tensorboard(trace) as url:
-        assert len(json.loads(browser.get(f"{url}/data/plugin/profile/runs"))) == 1
+    with servers.tensorboard(trace) as url:
+        assert len(json.loads(servers.get(f"{url}/data/plugin/profile/runs"))) == 1
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/data/plugin/profile/runs", timeout=2)
 
 
 def test_a_folder_without_a_trace_is_named(tmp_path):
-    with pytest.raises(SystemExit, match="listed no profile run"), browser.tensorboard(tmp_path, timeout_s=3):
-        pass
+    with pytest.raises(SystemExit, match="TensorBoard listing a profile run"):
+        with servers.tensorboard(tmp_path, timeout_s=3):
+            pass
 
 
-def observed(kind="code", prompt="[1]:", texts=(), images=(), drawings=0, markdown_images=(), stderr=()):
-    """One cell as tools/browser.OBSERVE reports it."""
-    outputs = [{"mime": "application/vnd.jupyter.stdout", "text": text, "images": []} for text in texts]
-    outputs += [{"mime": browser.STDERR, "text": text, "images": []} for text in stderr]
-    outputs += [{"mime": "image/png", "text": "", "images": [shown]} for shown in images]
-    return {"kind": kind, "prompt": prompt, "outputs": outputs, "drawings": drawings,
-            "markdown_images": list(markdown_images)}
+SPAWNS = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], " \
+         "start_new_session=True).wait(); time.sleep(60)"  # reaps its child, as a Jupyter server does
 
 
-def stored(kind, source, stderr=False):
-    return browser.StoredCell(kind, source, stderr)
-
-
-TRACEBACK = """---------------------------------------------------------------------------
-ZeroDivisionError                         Traceback (most recent call last)
-Cell In[2], line 1
-----> 1 1 / 0
-
-ZeroDivisionError: division by zero"""
-EPOCHS = "Epoch 1/3\n1/1 - 0s - loss: 1.0\nEpoch 2/3\n1/1 - 0s - loss: 0.9\nEpoch 3/3\n1/1 - 0s - loss: 0.8"
-FIT = "model.fit(x, y, epochs=3, verbose=2, callbacks=[LiveTrainingView()])"
-
-
-def test_a_notebook_that_shows_everything_has_no_problems():
-    cells = [observed("markdown", prompt="", markdown_images=[True]), observed(texts=["hello"]),
-             observed(prompt="[2]:", images=[True]), observed(prompt="[3]:", texts=[EPOCHS], images=[True], drawings=3),
-             observed(prompt="[4]:", texts=["[ch1.embedding_params] Not answered yet: replace the ..."])]
-    sources = [stored("markdown", "# Title ![](a.png)"), stored("code", "print('hello')"),
-               stored("code", "plt.plot([1]); plt.show()"), stored("code", FIT),
-               stored("code", "helpers.exercises.check('ch1.embedding_params', None)")]
-    assert browser.lab_problems(cells, sources) == []
-
-
-def test_a_raising_cell_and_the_cells_it_stopped_are_named():
-    cells = [observed(), observed(prompt="[2]:", stderr=[TRACEBACK]), observed(prompt=""), observed(prompt="[ ]:")]
-    sources = [stored("code", "x = 1"), stored("code", "1 / 0"), stored("code", "  \n"), stored("code", "print(x)")]
-    assert browser.lab_problems(cells, sources) == [
-        "cell 2: raised ZeroDivisionError: division by zero",
-        "cell 4: did not run (its prompt shows [ ]:): the run stopped before it",
-    ]
-
-
-def test_a_live_view_drawn_fewer_times_than_epochs_is_a_problem():
-    sources = [stored("code", FIT)]
-    assert browser.lab_problems([observed(texts=[EPOCHS], drawings=3)], sources) == []
-    assert browser.lab_problems([observed(texts=[EPOCHS], drawings=1)], sources) == [
-        "cell 1: the live training view was drawn 1 time(s) over 3 epochs: it should be redrawn in place after "
-        "every epoch"]
-    assert "no 'Epoch i/n' lines" in browser.lab_problems([observed(texts=["done"], drawings=1)], sources)[0]
-
-
-def test_pictures_not_shown_and_verdicts_missing_are_problems():
-    cells = [observed(images=[False]), observed(texts=["<Figure size 640x480 with 1 Axes>"]),
-             observed("markdown", prompt="", markdown_images=[True, False]), observed(texts=["42"])]
-    sources = [stored("code", "plot()"), stored("code", "plot()"), stored("markdown", "![](x.png) ![](y.png)"),
-               stored("code", "helpers.exercises.check('ch0.input_share', answer)")]
-    assert browser.lab_problems(cells, sources) == [
-        "cell 1: 1 image(s) not displayed",
-        "cell 2: a figure shown as text (<Figure size ...>) instead of a picture",
-        "cell 3: 1 image(s) not displayed",
-        "cell 4: an exercise check shows no verdict",
-    ]
-
-
-def test_log_lines_on_stderr_are_a_problem():
-    cells = [observed(stderr=["WARNING: All log messages before absl::InitializeLog() is called ...\nI0000 ..."])]
-    assert browser.lab_problems(cells, [stored("code", "import tensorflow")]) == [
-        "cell 1: shows log lines on a red background (stderr): WARNING: All log messages before absl::InitializeLog() "
-        "is called ..."]
-
-
-def test_stderr_the_stored_notebook_shows_on_purpose_is_not_a_problem():
-    cells = [observed(stderr=["E0000 jpeg_mem.cc:331] Premature end of JPEG data."])]
-    assert browser.lab_problems(cells, [stored("code", "decode(files)", stderr=True)]) == []
-
-
-def test_a_page_that_is_not_the_notebook_is_named():
-    assert browser.lab_problems([observed()], [stored("code", "1"), stored("code", "2")]) == [
-        "the page shows 1 cells, the notebook has 2: not the same notebook?"]
+def test_descendants_in_sessions_of_their_own_are_stopped():
+    # As a Jupyter server's kernels: outside the server's process group, so only stop_descendants reaches them.
+    with servers.nothing_left_behind(grace_s=5):
+        parent = subprocess.Popen([sys.executable, "-c", SPAWNS], start_new_session=True)
+        servers.wait_until(lambda: psutil.Process(parent.pid).children(), "a child", 30)
+        servers.stop_descendants(parent.pid)
+        servers.stop(parent)
+    assert parent.returncode == -15
 
 
 def test_a_process_left_behind_is_killed_and_named():
-    with pytest.raises(RuntimeError, match="outlived the browser run") as error:
-        with browser.nothing_left_behind(grace_s=0.5):
+    with pytest.raises(RuntimeError, match="outlived the run") as error:
+        with servers.nothing_left_behind(grace_s=0.5):
             sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     assert sleeper.wait(timeout=10) == -9
     assert "time.sleep(60)" in str(error.value)
 
 
 def test_processes_that_end_in_time_are_not_a_problem():
-    with browser.nothing_left_behind() as run_id:
+    with servers.nothing_left_behind() as run_id:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
-        assert os.environ[browser.MARKER] == run_id
-    assert browser.marked_processes(run_id) == []
+        assert os.environ[servers.MARKER] == run_id
+    assert servers.MARKER not in os.environ
+    assert servers.marked_processes(run_id) == []
+
+
+EPOCHS = "Epoch 1/3\n1/1 - 0s - loss: 1.0\nEpoch 2/3\n1/1 - 0s - loss: 0.9\nEpoch 3/3\n1/1 - 0s - loss: 0.8\n"
+FIT = "model.fit(x, y, epochs=3, verbose=2, callbacks=[LiveTrainingView()])"
+
+
+def saved(*cells):
+    return new_notebook(cells=[new_markdown_cell("# Title ![](a.png)"), *cells])
+
+
+def fit_cell(text=EPOCHS):
+    return new_code_cell(FIT, execution_count=1, outputs=[new_output("stream", name="stdout", text=text)])
+
+
+def shown(drawings=0, broken=0):
+    """One cell as tools/browser.OBSERVE reports it."""
+    return {"drawings": drawings, "broken": broken}
+
+
+def test_a_page_that_shows_everything_has_no_problems():
+    assert browser.page_problems([shown(), shown(drawings=3)], saved(fit_cell())) == []
+
+
+def test_pictures_not_displayed_are_named():
+    assert browser.page_problems([shown(broken=1), shown(drawings=3, broken=2)], saved(fit_cell())) == [
+        "cell 1: 1 picture(s) not displayed", "cell 2: 2 picture(s) not displayed"]
+
+
+def test_a_live_view_drawn_fewer_times_than_epochs_is_a_problem():
+    assert browser.page_problems([shown(), shown(drawings=1)], saved(fit_cell())) == [
+        "cell 2: the live training view was drawn 1 time(s) over 3 epochs: it should be redrawn in place after "
+        "every epoch"]
+    assert "no 'Epoch i/n' lines" in browser.page_problems([shown(), shown(drawings=1)], saved(fit_cell("done")))[0]
+
+
+def test_a_page_that_is_not_the_notebook_is_named():
+    assert browser.page_problems([shown()], saved(fit_cell())) == [
+        "the page shows 1 cells, the notebook has 2: not the same notebook?"]

@@ -33,12 +33,19 @@ def test_run_one_executes_records_figures_and_writes_html(tmp_path, build):
 
 
 def test_run_one_reports_a_failing_notebook_instead_of_stopping(tmp_path, build):
-    path = notebook(tmp_path / "01_bad.ipynb", "1 / 0")
+    path = notebook(tmp_path / "01_bad.ipynb", "1 / 0", "print('never')")
     row = run_notebooks.run_one(path)
-    assert row["status"].startswith("FAILED: CellExecutionError")
-    assert "ZeroDivisionError" in row["status"]
+    assert row["status"] == ("FAILED: cell 1: raised ZeroDivisionError: division by zero; "
+                             "cell 2: did not run: the run stopped before it")
     assert row["figures"] == "-"
-    assert (build / "01_bad.html").exists()  # the page shows the error to whoever reads the report
+    assert "ZeroDivisionError" in (build / "01_bad.html").read_text()  # the page shows the error to the report's reader
+
+
+def test_run_one_fails_a_notebook_whose_outputs_show_stray_stderr(tmp_path, build):
+    # tools/output_checks.py, as in JupyterLab: stderr that the stored notebook does not show is a problem.
+    path = notebook(tmp_path / "02_log.ipynb", "import sys\nprint('a log line', file=sys.stderr)")
+    assert run_notebooks.run_one(path)["status"] == ("FAILED: cell 1: shows log lines on stderr (red in JupyterLab): "
+                                                     "a log line")
 
 
 def test_write_report_has_one_row_per_notebook(build, monkeypatch):

@@ -155,17 +155,17 @@ def tensorboard_shows_the_profile(venv_python: Path) -> bool:
     """Serve chapter 7's naive-pipeline profile with the replica's TensorBoard, as the chapter tells Colab learners
     to, and ask the Profile tab for its overview page."""
     sys.path.insert(0, str(ROOT))
-    from tools import browser
+    from tools import servers
 
     folder = BUILD / "protobuf6"
     run(venv_python, *PIP, "install", "--no-deps", "--upgrade", "--target", folder, TENSORBOARD_PROTOBUF)
     try:
-        with browser.tensorboard(ROOT / "notebooks" / "ch7_logs", python=str(venv_python),
+        with servers.tensorboard(ROOT / "notebooks" / "ch7_logs", python=str(venv_python),
                                  env={**os.environ, "PYTHONPATH": str(folder)}) as url:
-            runs = json.loads(browser.get(f"{url}/data/plugin/profile/runs"))
+            runs = json.loads(servers.get(f"{url}/data/plugin/profile/runs"))
             naive = next(run_name for run_name in runs if run_name.startswith("naive"))
-            [host] = json.loads(browser.get(f"{url}/data/plugin/profile/hosts?run={naive}&tag=overview_page"))
-            overview = json.loads(browser.get(f"{url}/data/plugin/profile/data?run={naive}&tag=overview_page"
+            [host] = json.loads(servers.get(f"{url}/data/plugin/profile/hosts?run={naive}&tag=overview_page"))
+            overview = json.loads(servers.get(f"{url}/data/plugin/profile/data?run={naive}&tag=overview_page"
                                               f"&host={host['hostname']}"))
     except (SystemExit, StopIteration, OSError, ValueError) as err:
         print(f"TensorBoard's Profile tab did not show chapter 7's profile on the replica: {err!r}")

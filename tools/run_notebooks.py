@@ -1,7 +1,8 @@
 """`make run`: execute every notebook into build/ (notebooks, HTML pages) and write build/report.md.
 
 Fast mode unless FAST=0; COURSE_DEVICES as set. Notebooks note their key figures with
-helpers.report.record(); they land in the report's last column.
+helpers.report.record(); they land in the report's last column. A notebook fails on anything
+tools/output_checks.py finds in its outputs (an error, stray stderr, a cell not run, a missing verdict).
 
     python tools/run_notebooks.py [--build DIR] [--jobs N] [NOTEBOOK ...]
 """
@@ -16,11 +17,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
+from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers import report  # noqa: E402
-from tools.template import NOTEBOOKS, ROOT, execute  # noqa: E402
+from tools import output_checks  # noqa: E402
+from tools.template import NOTEBOOKS, ROOT, clean  # noqa: E402
 
 BUILD = ROOT / "build"
 
@@ -30,13 +33,21 @@ def run_one(path: Path, build: Path | None = None) -> dict:
     figures_file = build / f"{path.stem}.figures.jsonl"
     figures_file.unlink(missing_ok=True)
     os.environ[report.REPORT_FILE_VAR] = str(figures_file)
-    start = time.perf_counter()
+    stored = nbformat.read(path, as_version=4)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:  # a cell the run never reaches shows no output, as in JupyterLab
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    start, error = time.perf_counter(), ""
     try:
-        nb = execute(path)
-        status = "OK"
+        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+                       ).execute()
     except Exception as err:  # a failing notebook is reported, the others still run
-        nb = getattr(err, "nb", None) or nbformat.read(path, as_version=4)
-        status = f"FAILED: {type(err).__name__}: {str(err).strip().splitlines()[-1][:120] if str(err).strip() else ''}"
+        error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:120] if str(err).strip() else ''}"
+    clean(nb)
+    found = output_checks.problems(nb, stored) or ([error] if error else [])
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    status = f"FAILED: {'; '.join(found[:3])}{more}" if found else "OK"
     seconds = time.perf_counter() - start
     nbformat.write(nb, build / path.name)
     html, _ = HTMLExporter().from_notebook_node(nb)

@@ -1,9 +1,10 @@
 """`make test-browser`: the notebooks run in JupyterLab in Chromium, checked for what a learner sees there.
 
-Each notebook is opened in JupyterLab, run with Run > Run All Cells (fast mode, 2 logical devices, the live view on)
-and checked: no error output, every cell run, every plot a picture, the live training view redrawn after every
-epoch, every exercise's verdict shown. One full-page screenshot each lands in build/screenshots/. NB="..." (paths,
-space-separated) picks the notebooks; the default is all of them. Linux with Debian's chromium only.
+Each notebook is opened in JupyterLab and run with Run > Run All Cells (fast mode, 2 logical devices, the live view
+on); the copy JupyterLab saves is checked by tools/output_checks.py (no error, no stray stderr, every cell run, every
+exercise's verdict), the page for every picture displayed and the live training view redrawn after every epoch.
+One full-page screenshot each lands in build/screenshots/. NB="..." (paths, space-separated) picks the notebooks;
+the default is all of them. With chapter 7, TensorBoard's Profile tab on its profile. Linux with Debian's chromium.
 """
 
 from __future__ import annotations
@@ -47,12 +48,17 @@ model.compile("sgd", "mse")
 model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=3, verbose=2, callbacks=[LiveTrainingView({args})])"""
 
 
-def test_a_cell_that_raises_fails_the_check(lab, tmp_path):
-    path = case_notebook("raises", "print('before')", "1 / 0", "print('after')")
+def test_what_jupyterlab_saved_shows_stderr_an_error_and_the_cells_it_stopped(lab, tmp_path):
+    path = case_notebook("raises", "print('before')", "import sys\nprint('a log line', file=sys.stderr)", "1 / 0",
+                         "print('after')")
+    stored = path.read_text()
     assert browser.check_in_lab(path, lab, tmp_path) == [
-        "cell 3: raised ZeroDivisionError: division by zero",
-        "cell 4: did not run (its prompt shows [ ]:): the run stopped before it",
+        "cell 3: shows log lines on stderr (red in JupyterLab): a log line",
+        "cell 4: raised ZeroDivisionError: division by zero",
+        "cell 5: did not run: the run stopped before it",
     ]
+    assert (tmp_path / "raises.png").is_file()
+    assert path.read_text() == stored  # JupyterLab saved a copy (build/browser/), never the notebook it ran
 
 
 def test_a_live_view_that_is_not_redrawn_fails_the_check(lab, tmp_path):
@@ -75,8 +81,5 @@ def test_the_notebook_runs_in_jupyterlab_as_a_learner_sees_it(lab, notebook):
 def test_tensorboard_shows_chapter_7s_profile(lab):
     if PROFILING not in SELECTED:
         pytest.skip("chapter 7 is not among the notebooks of this run (its trace comes from running it)")
-    context, _, _ = lab
-    overview, trace_viewer = browser.profile_screenshots(ROOT / "notebooks" / "ch7_logs" / "naive",
-                                                         browser.SCREENSHOTS, context)
-    assert Image.open(overview).size == (browser.VIEWPORT["width"], browser.VIEWPORT["height"])
+    trace_viewer = browser.check_profile(ROOT / "notebooks" / "ch7_logs" / "naive", lab[0])
     assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])
