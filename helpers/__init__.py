@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 def __getattr__(name):
     # For notebooks: `helpers.data.load_reuters(...)` works without importing each module first; they load
     # lazily so that `import helpers` stays light and never fails for lack of TensorFlow. The package's own code
-    # imports what it uses plainly (`from helpers.timing import measure`), never through here.
+    # imports what it uses plainly (`from helpers.timing import EpochTimer`), never through here.
     if name in PLUMBING:
         return importlib.import_module(f"helpers.{name}")
     raise AttributeError(f"module 'helpers' has no attribute {name!r}")

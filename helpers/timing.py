@@ -1,4 +1,4 @@
-"""Per-epoch time in `fit` (a Keras callback) and a pipeline's examples/s. Chapter 1 writes printbar and measure
+"""Per-epoch time in `fit` (a Keras callback). Chapter 1 writes printbar and measure
 (helpers/chapters/ch01_single_gpu.py)."""
 
 from __future__ import annotations
@@ -8,32 +8,12 @@ import statistics
 import time
 
 import keras
-import tensorflow as tf
 
 from helpers.errors import CourseError, whole_number
 
 
 def _fmt(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
-
-
-def examples_per_second(dataset, *, batches: int, warmup: int = 2) -> float:
-    """How fast a tf.data pipeline delivers examples on its own, with no model attached: run
-    `warmup` batches untimed (start-up, the first pass of a cache), then time `batches` more."""
-    whole_number("examples_per_second(batches=", batches, 1)
-    whole_number("examples_per_second(warmup=", warmup, 0)
-    iterator = iter(dataset)
-    try:
-        for _ in range(warmup):
-            next(iterator)
-        examples, start = 0, time.perf_counter()
-        for _ in range(batches):
-            features = next(iterator)
-            examples += int(tf.shape(tf.nest.flatten(features)[0])[0])
-    except StopIteration:
-        raise CourseError(f"examples_per_second(): the dataset ran out before {warmup} + {batches} batches; "
-                          "add .repeat() or ask for fewer batches.") from None
-    return examples / (time.perf_counter() - start)
 
 
 class EpochTimer(keras.callbacks.Callback):

@@ -140,8 +140,8 @@ def test_setup_cell_stops_at_a_learners_helpers_that_hides_the_course(tmp_path, 
     proc = run_setup_cell(tmp_path, call="FAST = DEVICES = BACKEND = None\n" + SETUP_CALL)
     assert proc.returncode == 1
     assert "module 'helpers' has no attribute 'setup'" in proc.stderr
-    assert "import helpers  # fails if pip could not install it (its message is above) or a helpers.py of yours " \
-           "hides it" in template.setup_source("0" * 40)  # the line a learner's traceback shows above the error
+    assert SETUP_CALL + "  # AttributeError: rename your helpers.py" in template.setup_source("0" * 40)  # the line
+    # a learner's traceback shows
 
 
 def test_setup_cell_shows_pips_message_when_the_install_fails_and_never_prompts(tmp_path):
@@ -149,6 +149,7 @@ def test_setup_cell_shows_pips_message_when_the_install_fails_and_never_prompts(
     assert proc.returncode == 1
     assert "git clone" in proc.stderr and "nonexistent" in proc.stderr  # pip's own words, with the URL
     assert proc.stderr.rstrip().endswith("ModuleNotFoundError: No module named 'helpers'")
+    assert "import helpers  # ModuleNotFoundError here: the install failed" in template.setup_source("0" * 40)
     assert "!GIT_TERMINAL_PROMPT=0 " in template.setup_source("0" * 40)
 
 

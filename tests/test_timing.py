@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from helpers import CourseError, timing
+from helpers import CourseError
 from helpers.chapters import ch01_single_gpu
 from helpers.chapters.ch01_single_gpu import Timing, force, measure, printbar
 from helpers.timing import EpochTimer
@@ -232,31 +232,3 @@ def test_epoch_timer_counts_steps_with_steps_per_execution(tiny_data):
     model = tiny_model(steps_per_execution=2)
     model.fit(x, y, batch_size=4, epochs=1, verbose=0, callbacks=[timer])
     assert timer.epoch_steps == [8]
-
-
-# ---------------------------------------------------------------------------- examples_per_second
-
-
-def test_examples_per_second_counts_examples_of_the_timed_batches(monkeypatch):
-    clock = iter([10.0, 12.0])  # start, end: 2 s for the timed batches
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
-    ds = tf.data.Dataset.range(100).map(lambda i: (tf.fill([4], i), i)).batch(5)  # (features, label) pairs
-    assert timing.examples_per_second(ds, batches=4, warmup=3) == 4 * 5 / 2.0
-
-
-def test_examples_per_second_works_with_a_bare_tensor_dataset(monkeypatch):
-    clock = iter([0.0, 0.5])
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
-    assert timing.examples_per_second(tf.data.Dataset.range(10).batch(3), batches=2, warmup=1) == 6 / 0.5
-
-
-def test_examples_per_second_says_when_the_dataset_runs_out():
-    with pytest.raises(CourseError, match=r"ran out before 2 \+ 5 batches; add .repeat\(\)"):
-        timing.examples_per_second(tf.data.Dataset.range(10).batch(2), batches=5, warmup=2)
-
-
-@pytest.mark.parametrize("kwargs, message",
-                         [({"batches": 0}, "batches=0"), ({"batches": 2, "warmup": -1}, "warmup=-1")])
-def test_examples_per_second_rejects_bad_counts(kwargs, message):
-    with pytest.raises(CourseError, match=rf"examples_per_second\({message}\)"):
-        timing.examples_per_second(tf.data.Dataset.range(4).batch(2), **kwargs)

@@ -101,9 +101,9 @@ if os.path.isfile("../helpers/course.py"):  # inside a clone of the course
     sys.path.insert(0, os.path.abspath(".."))
 elif importlib.util.find_spec("helpers") is None:  # Colab, Kaggle (there: Settings > Internet on), once per runtime
     !GIT_TERMINAL_PROMPT=0 {{sys.executable}} -m pip install -q git+{repository()}@{{REVISION}}
-import helpers  # fails if pip could not install it (its message is above) or a helpers.py of yours hides it
+import helpers  # ModuleNotFoundError here: the install failed, and pip's message above says why
 
-course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)'''
+course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)  # AttributeError: rename your helpers.py'''
 
 
 PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
