@@ -405,8 +405,9 @@ def test_one_time_cpu_notices_are_used_up_silently_at_the_course_log_level(monke
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
     import tensorflow as tf
 
-    ran = []
-    real_ones = tf.ones
+    ran, compiled = [], []
+    real_ones, real_function = tf.ones, tf.function
     monkeypatch.setattr(tf, "ones", lambda shape, dtype: ran.append(dtype) or real_ones(shape, dtype))
+    monkeypatch.setattr(tf, "function", lambda fn, **kw: compiled.append(kw) or real_function(fn, **kw))
     quiet.use_up_one_time_cpu_notices()
-    assert blocks == [silenced] and ran == [tf.float16]
+    assert blocks == [silenced] and ran == [tf.float16, tf.float32] and compiled == [{"jit_compile": True}]
