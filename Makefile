@@ -30,13 +30,12 @@ lint: setup
 	$(BIN)/python tools/notebook_format.py --check
 
 # Chapter 6's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
-# with only a loopback interface where Linux allows one (tools/sandbox.py), as they are elsewhere. The notebooks come
-# first: xdist hands out whole files in this order, and the longest first keeps both cores busy to the end.
+# with only a loopback interface where Linux allows one (tools/sandbox.py), as they are elsewhere.
 test: setup lint
 	$(TEST_ENV) $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest -n 2 --dist loadfile \
 		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
-		--ignore=tests/browser notebooks tests
+		--ignore=tests/browser tests notebooks
 
 unit: setup
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing \
