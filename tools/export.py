@@ -92,9 +92,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.check:
-            for target in stale():
+            found = stale()
+            for target in found:
                 print(f"{target} is stale: run `make export`")
-            return 1 if stale() else 0
+            return 1 if found else 0
         for target, text in generated_files().items():
             (ROOT / target).write_text(text)
             print(f"wrote {target}")
