@@ -20,6 +20,7 @@ from helpers.errors import CourseError
 BENCHMARKS = {
     "matmul": ("ch00_runtime", "matmul"),
     "epoch-time": ("ch00_runtime", "epoch_time"),
+    "ceilings": ("ch02_numbers_behind_speed", "ceilings"),
     "scaling": ("ch02_multi_gpu", "scaling"),
     "mixed-precision": ("ch03_mixed_precision", "mixed_precision"),
     "step-fusing": ("ch04_tpu", "step_fusing"),

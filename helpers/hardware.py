@@ -171,3 +171,13 @@ MEASURED_H100 = MappingProxyType({
     "memory_bandwidth_gb_s": 2706.5,
     "host_to_device_gb_s": 9.7,
 })
+
+
+def published_peak(dtype: str = "float32") -> tuple[str, float] | None:
+    """(name, FLOP/s) of the published `dtype` peak of this runtime's first GPU, if the table knows it; else None."""
+    import tensorflow as tf  # only here: the table itself needs no TensorFlow
+
+    gpus = tf.config.list_physical_devices("GPU")
+    card = lookup(tf.config.experimental.get_device_details(gpus[0]).get("device_name", "")) if gpus else None
+    peak = card.peak_tflops.get(dtype) if card else None
+    return (card.name, peak * 1e12) if peak else None
