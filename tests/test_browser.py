@@ -87,9 +87,9 @@ def fit_cell(text=EPOCHS):
     return new_code_cell(FIT, execution_count=1, outputs=[new_output("stream", name="stdout", text=text)])
 
 
-def shown(drawings=0, broken=0):
+def shown(drawings=0, broken=0, widgets=0, tables=0, error=False):
     """One cell as tools/browser.OBSERVE reports it."""
-    return {"drawings": drawings, "broken": broken}
+    return {"drawings": drawings, "broken": broken, "widgets": widgets, "widgetTables": tables, "widgetError": error}
 
 
 def test_a_page_that_shows_everything_has_no_problems():
@@ -111,3 +111,17 @@ def test_a_live_view_drawn_fewer_times_than_epochs_is_a_problem():
 def test_a_page_that_is_not_the_notebook_is_named():
     assert browser.page_problems([shown()], saved(fit_cell())) == [
         "the page shows 1 cells, the notebook has 2: not the same notebook?"]
+
+
+CALCULATOR = new_code_cell("controls = calculator.show(INPUTS, predict, measure_here)", execution_count=1)
+
+
+def test_the_calculator_needs_its_controls_and_both_tables():
+    assert browser.page_problems([shown(), shown(widgets=12, tables=2)], saved(CALCULATOR)) == []
+    for cell in (shown(), shown(widgets=12, tables=1), shown(widgets=0, tables=0)):
+        assert "the calculator shows" in browser.page_problems([shown(), cell], saved(CALCULATOR))[0]
+
+
+def test_a_widget_that_did_not_render_is_named():
+    assert browser.page_problems([shown(), shown(widgets=12, tables=2, error=True)], saved(CALCULATOR)) == [
+        "cell 2: a widget did not render (the page says 'Error displaying widget')"]

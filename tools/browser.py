@@ -117,6 +117,9 @@ RUN_FINISHED = """() => {
 # many times its outputs drew one.
 OBSERVE = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')].map((cell, i) => ({
   drawings: window.courseDrawings[i] || 0,
+  widgets: cell.querySelectorAll('.jp-OutputArea-output .jupyter-widgets').length,
+  widgetTables: cell.querySelectorAll('.jupyter-widgets.widget-output table').length,
+  widgetError: /Error displaying widget|Loading widget/.test(cell.innerText),
   broken: [...cell.querySelectorAll('.jp-OutputArea-output img, .jp-MarkdownOutput img')].filter((img) => !(img.complete
     && img.naturalWidth) && (/^(data|blob):/.test(img.src) || img.src.startsWith(location.origin))).length}))"""
 # After a resize is laid out and scrolled to the top, how far the last cell ends below the notebook's panel (0: the
@@ -145,6 +148,10 @@ def run_in_lab(context, url: str, token: str, notebook: Path, screenshot: Path, 
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator("li[data-command='runmenu:run-all']").click()
         page.wait_for_function(RUN_FINISHED, timeout=timeout_s * 1000, polling=500)
+        for button in page.get_by_role("button", name="Measure here").all():  # the calculator's measure path
+            button.click()
+            output = button.locator("xpath=following-sibling::*[contains(@class, 'widget-output')][1]")
+            output.locator("table").first.wait_for(timeout=120_000)
         sidebar = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")
         if sidebar.count():  # fold the open file browser
             sidebar.click()
@@ -184,6 +191,13 @@ def page_problems(cells: list[dict], saved) -> list[str]:
     found = []
     for number, (shown, cell) in enumerate(zip(cells, saved.cells), 1):
         found += [f"cell {number}: {shown['broken']} picture(s) not displayed"] if shown["broken"] else []
+        if shown["widgetError"]:
+            found.append(f"cell {number}: a widget did not render (the page says 'Error displaying widget')")
+        if cell.cell_type == "code" and "calculator.show(" in cell.source and not (shown["widgets"]
+                                                                                   and shown["widgetTables"] >= 2):
+            found.append(f"cell {number}: the calculator shows {shown['widgets']} widget(s) and "
+                         f"{shown['widgetTables']} table(s): it needs its controls, the prediction and, after "
+                         "'Measure here', the measured table")
         if cell.cell_type == "code" and "LiveTrainingView(" in cell.source:
             epochs = len(re.findall(r"^Epoch \d+/\d+", output_checks.stream_text(cell), re.M))
             if not epochs:
