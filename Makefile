@@ -29,7 +29,7 @@ lint: setup
 	$(BIN)/ruff check helpers tests tools notebooks
 	$(BIN)/python tools/notebook_format.py --check
 
-# Chapter 6's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
+# Chapter 7's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
 # with only a loopback interface where Linux allows one (tools/sandbox.py), as they are elsewhere.
 test: setup lint
 	$(TEST_ENV) $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest -n 2 --dist loadfile \
@@ -62,9 +62,9 @@ lab: setup
 	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
 	$(BIN)/jupyter lab notebooks
 
-# Chapter 7's profiles in TensorBoard (its Profile tab is XProf, from the `profile` extra).
+# Chapter 8's profiles in TensorBoard (its Profile tab is XProf, from the `profile` extra).
 tensorboard: setup
-	$(BIN)/tensorboard --logdir notebooks/ch7_logs --host 127.0.0.1 --port 6006
+	$(BIN)/tensorboard --logdir notebooks/ch8_logs --host 127.0.0.1 --port 6006
 
 # Debian's chromium (apt-get, with sudo unless root) and the `browser` extra (Playwright, JupyterLab) in .venv.
 browser: setup
@@ -77,10 +77,10 @@ browser: setup
 test-browser: browser
 	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
 
-# The stored screenshots of TensorBoard's Profile tab (notebooks/images/): chapter 7 run in the browser writes its
+# The stored screenshots of TensorBoard's Profile tab (notebooks/images/): chapter 8 run in the browser writes its
 # trace, and the browser check photographs the Profile tab on it.
 screenshots: browser
-	$(MAKE) test-browser NB=notebooks/07_profiling.ipynb
+	$(MAKE) test-browser NB=notebooks/08_profiling.ipynb
 	cp build/screenshots/tensorboard_profile_*.png notebooks/images/
 
 # The notebooks are the source of the code they teach: write their exported cells into helpers/chapters and
@@ -96,7 +96,7 @@ template: setup
 outputs: setup
 	$(TEST_ENV) $(BIN)/python tools/template.py --execute
 
-# The generated image folder of chapter 5 (data/shapes, about 2 s; git-ignored).
+# The generated image folder of chapter 6 (data/shapes, about 2 s; git-ignored).
 data: setup
 	$(BIN)/python -m helpers.images
 

@@ -21,12 +21,12 @@ BENCHMARKS = {
     "matmul": ("ch00_runtime", "matmul"),
     "epoch-time": ("ch00_runtime", "epoch_time"),
     "ceilings": ("ch02_numbers_behind_speed", "ceilings"),
-    "scaling": ("ch02_multi_gpu", "scaling"),
-    "mixed-precision": ("ch03_mixed_precision", "mixed_precision"),
-    "step-fusing": ("ch04_tpu", "step_fusing"),
-    "pipeline": ("ch05_input_pipelines", "pipeline"),
-    "multiworker": ("ch06_beyond_one_machine", "multiworker"),
-    "profile": ("ch07_profiling", "profile"),
+    "scaling": ("ch03_multi_gpu", "scaling"),
+    "mixed-precision": ("ch04_mixed_precision", "mixed_precision"),
+    "step-fusing": ("ch05_tpu", "step_fusing"),
+    "pipeline": ("ch06_input_pipelines", "pipeline"),
+    "multiworker": ("ch07_beyond_one_machine", "multiworker"),
+    "profile": ("ch08_profiling", "profile"),
 }
 
 def chapter_function(name: str):

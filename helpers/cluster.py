@@ -1,4 +1,4 @@
-"""Addresses for a cluster of local processes (chapter 6): free ports on 127.0.0.1."""
+"""Addresses for a cluster of local processes (chapter 7): free ports on 127.0.0.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Watch the processes a cell starts, kill them on purpose, and never leave one behind (chapter 6)."""
+"""Watch the processes a cell starts, kill them on purpose, and never leave one behind (chapter 7)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def import_tensorflow_quietly():
 def use_up_one_time_cpu_notices() -> None:
     """On CPUs where TensorFlow's oneDNN is on but lacks float16 support, the first float16 op on the CPU logs "oneDNN
     supports DT_HALF only on platforms with AVX-512. Falling back to the default Eigen-based implementation", once per
-    process, as an error (in red; TF_CPP_MIN_LOG_LEVEL=2 keeps errors). It says nothing a chapter needs (chapter 3
+    process, as an error (in red; TF_CPP_MIN_LOG_LEVEL=2 keeps errors). It says nothing a chapter needs (chapter 4
     measures float16 on the CPU instead), so one tiny float16 product here, with native stderr silenced, uses it up.
     Likewise TensorFlow 2.20's first XLA compilation logs "Compiled cluster using XLA! This line is logged at most
     once for the lifetime of the process" (absl's INFO, which TF_CPP_MIN_LOG_LEVEL does not reach; 2.21 no longer

@@ -1,4 +1,4 @@
-"""Where checkpoints and backups go so that a disconnect does not take them: chapters 0 and 6 call
+"""Where checkpoints and backups go so that a disconnect does not take them: chapters 0 and 7 call
 `checkpoint_root` with their CHECKPOINT_ROOT parameter.
 
 Colab's disk (/content) is wiped when the runtime is recycled; Google Drive, once mounted, is not. Kaggle keeps

@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from helpers import CourseError, bench, data
 from helpers.bench import main
-from helpers.chapters import ch04_tpu as ch04_taught
-from helpers.experiments import ch00_runtime, ch02_multi_gpu, ch03_mixed_precision, ch04_tpu, ch05_input_pipelines
+from helpers.chapters import ch05_tpu as ch05_taught
+from helpers.experiments import ch00_runtime, ch03_multi_gpu, ch04_mixed_precision, ch05_tpu, ch06_input_pipelines
 from helpers.results import Result
 from helpers.tables import Table
 
@@ -133,7 +133,7 @@ def test_course_errors_are_reported_not_raised(monkeypatch, capsys, tmp_path):
 
 class FakeRun:
     """Stands in for subprocess.run: records the calls, answers like
-    `python -m helpers.experiments.ch02_multi_gpu --replicas N`."""
+    `python -m helpers.experiments.ch03_multi_gpu --replicas N`."""
 
     def __init__(self, returncode=0):
         self.calls, self.returncode = [], returncode
@@ -156,10 +156,10 @@ def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
 
     fake = FakeRun()
     monkeypatch.setattr(subprocess, "run", fake)
-    point = ch02_multi_gpu.scaling_point(4, fast=True)
+    point = ch03_multi_gpu.scaling_point(4, fast=True)
     assert point["replicas"] == 4 and point["global_batch"] == 128
     cmd, env = fake.calls[0]
-    assert cmd[1:] == ["-m", "helpers.experiments.ch02_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
+    assert cmd[1:] == ["-m", "helpers.experiments.ch03_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
     assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env
 
@@ -169,9 +169,9 @@ def test_scaling_point_with_real_gpus_limits_visibility_and_skips_too_many(monke
 
     fake = FakeRun()
     monkeypatch.setattr(subprocess, "run", fake)
-    assert ch02_multi_gpu.scaling_point(4, fast=False, physical_gpus=2) is None
+    assert ch03_multi_gpu.scaling_point(4, fast=False, physical_gpus=2) is None
     assert fake.calls == []
-    ch02_multi_gpu.scaling_point(1, fast=False, physical_gpus=2)
+    ch03_multi_gpu.scaling_point(1, fast=False, physical_gpus=2)
     assert fake.calls[0][1]["CUDA_VISIBLE_DEVICES"] == "0"
     assert fake.calls[0][1]["COURSE_FAST"] == "0"
 
@@ -181,45 +181,45 @@ def test_scaling_point_failure_is_a_course_error_with_the_workers_stderr(monkeyp
 
     monkeypatch.setattr(subprocess, "run", FakeRun(returncode=1))
     with pytest.raises(CourseError, match="scaling run with 2 replicas failed:\nboom"):
-        ch02_multi_gpu.scaling_point(2, fast=True)
+        ch03_multi_gpu.scaling_point(2, fast=True)
 
 
 def test_scaling_sweep_on_cpu_measures_1_2_4(monkeypatch):
     seen = []
-    monkeypatch.setattr(ch02_multi_gpu, "scaling_point",
+    monkeypatch.setattr(ch03_multi_gpu, "scaling_point",
                         lambda n, fast, gpus, batch: seen.append((n, batch)) or {"replicas": n})
-    assert [p["replicas"] for p in ch02_multi_gpu.scaling_sweep(fast=True, per_replica_batch=64)] == [1, 2, 4]
+    assert [p["replicas"] for p in ch03_multi_gpu.scaling_sweep(fast=True, per_replica_batch=64)] == [1, 2, 4]
     assert seen == [(1, 64), (2, 64), (4, 64)]  # 8 only with 8 real GPUs
 
 
 @pytest.mark.parametrize("batch", [0, True, 2.5])
 def test_scaling_sweep_rejects_bad_per_replica_batch(batch):
     with pytest.raises(CourseError, match="scaling_sweep\\(per_replica_batch="):
-        ch02_multi_gpu.scaling_sweep(fast=True, per_replica_batch=batch)
+        ch03_multi_gpu.scaling_sweep(fast=True, per_replica_batch=batch)
 
 
 def test_scaling_benchmark_computes_speedups(monkeypatch):
     points = [{"replicas": 1, "global_batch": 32, "steps_per_s": 10.0, "samples_per_s": 320.0},
               {"replicas": 2, "global_batch": 64, "steps_per_s": 8.0, "samples_per_s": 512.0}]
-    monkeypatch.setattr(ch02_multi_gpu, "scaling_sweep", lambda fast: points)
-    result = ch02_multi_gpu.scaling(True)
+    monkeypatch.setattr(ch03_multi_gpu, "scaling_sweep", lambda fast: points)
+    result = ch03_multi_gpu.scaling(True)
     assert result.columns == ["replicas", "global_batch", "steps_per_s", "samples_per_s", "speedup"]
     assert [r[4] for r in result.rows] == [1.0, 1.6]
     plt.close(result.figure)
 
 
 def test_one_scaling_point_in_process(fast, offline, capsys):
-    assert ch02_multi_gpu.main(["--replicas", "1"]) == 0
+    assert ch03_multi_gpu.main(["--replicas", "1"]) == 0
     out = only_json(capsys)
     [point] = out["results"]
-    assert point["replicas"] == 1 and point["global_batch"] == ch02_multi_gpu.PER_REPLICA_BATCH
+    assert point["replicas"] == 1 and point["global_batch"] == ch03_multi_gpu.PER_REPLICA_BATCH
     assert point["samples_per_s"] == pytest.approx(point["steps_per_s"] * point["global_batch"])
     assert point["first_epoch_s"] > 0
 
 
 def test_a_scaling_point_needs_its_replica_count(capsys):
     with pytest.raises(SystemExit) as info:
-        ch02_multi_gpu.main([])
+        ch03_multi_gpu.main([])
     assert info.value.code == 2
     assert "the following arguments are required: --replicas" in capsys.readouterr().err
 
@@ -242,7 +242,7 @@ def tiny_reuters(n=64):
 def test_train_with_policy_reports_and_restores_float32(policy, optimizer):
     import keras
 
-    result = ch03_mixed_precision.train_with_policy(policy, False, tiny_reuters(), batch=16, steps=2, epochs=2)
+    result = ch04_mixed_precision.train_with_policy(policy, False, tiny_reuters(), batch=16, steps=2, epochs=2)
     assert result["policy"] == policy and result["xla"] is False
     assert result["optimizer"] == optimizer  # compile() wraps the optimizer for float16 only
     assert 0.0 <= result["val_accuracy"] <= 1.0
@@ -257,7 +257,7 @@ def test_train_with_policy_restores_float32_after_a_failure():
     broken = tiny_reuters()
     broken.y_train = broken.y_train[:10]  # mismatched lengths: make_dataset refuses
     with pytest.raises(CourseError):
-        ch03_mixed_precision.train_with_policy("mixed_float16", False, broken, batch=16, steps=2, epochs=2)
+        ch04_mixed_precision.train_with_policy("mixed_float16", False, broken, batch=16, steps=2, epochs=2)
     assert keras.mixed_precision.dtype_policy().name == "float32"
 
 
@@ -269,11 +269,11 @@ def test_mixed_precision_benchmark_runs_every_policy_with_and_without_xla(monkey
         return {"policy": policy, "xla": xla, "steps_per_s": 10.0 if policy == "float32" else 5.0,
                 "val_accuracy": 0.5}
 
-    monkeypatch.setattr(ch03_mixed_precision, "train_with_policy", fake)
+    monkeypatch.setattr(ch04_mixed_precision, "train_with_policy", fake)
     monkeypatch.setattr(data, "_download_reuters", lambda: (_ for _ in ()).throw(OSError("offline")))
-    result = ch03_mixed_precision.mixed_precision(True)
+    result = ch04_mixed_precision.mixed_precision(True)
     assert calls[0] == ("float32", False)  # the warm-up run
-    assert calls[1:] == [(p, x) for p in ch03_mixed_precision.POLICIES for x in (False, True)]
+    assert calls[1:] == [(p, x) for p in ch04_mixed_precision.POLICIES for x in (False, True)]
     assert [r[3] for r in result.rows] == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5]
     plt.close(result.figure)
 
@@ -292,7 +292,7 @@ def test_fused_steps_per_second_compiles_with_the_setting_and_leaves_out_the_fir
         return model
 
     ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64,), tf.int64))).batch(8).repeat()
-    rates = ch04_taught.fused_steps_per_second(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8, epochs=3)
+    rates = ch05_taught.fused_steps_per_second(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8, epochs=3)
     model = seen["model"]
     assert model.steps_per_execution == 4
     assert int(model.optimizer.iterations) == 3 * 8  # every step ran, fused or not
@@ -306,9 +306,9 @@ def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(m
         calls.append((build.__name__, n, steps, epochs, dataset.element_spec[0].shape[0]))
         return 10.0 * n
 
-    monkeypatch.setattr(ch04_taught, "fused_steps_per_second", fake)
+    monkeypatch.setattr(ch05_taught, "fused_steps_per_second", fake)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
+    sweep = ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
     assert calls[0] == ("reuters_bag_of_words", 1, 8, 2, 4)  # the warm-up run
     assert calls[1:] == [(name, n, 320, 6, 4) for name in ("reuters_conv1d", "reuters_bag_of_words")
                          for n in (1, 8, 32)]
@@ -317,22 +317,22 @@ def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(m
 
 def test_fast_mode_sweeps_only_the_tiny_model_with_shorter_epochs(monkeypatch, offline):
     calls = []
-    monkeypatch.setattr(ch04_taught, "fused_steps_per_second",
+    monkeypatch.setattr(ch05_taught, "fused_steps_per_second",
                         lambda build, n, dataset, *, strategy, steps, epochs: calls.append((build.__name__, n, steps,
                                                                                             epochs)) or 1.0)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
+    sweep = ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
     assert calls == [("reuters_bag_of_words", n, 32, 4) for n in (1, 8, 32)]
     assert list(sweep) == ["bag of words (tiny)"]
 
 
 def test_fusing_gains_are_relative_to_the_first_setting_and_add_the_published_point():
-    gains = ch04_tpu.fusing_gains({"m": [[20.0, 19.0, 21.0], [25.0], [30.0]]})  # medians of the steady epochs
+    gains = ch05_tpu.fusing_gains({"m": [[20.0, 19.0, 21.0], [25.0], [30.0]]})  # medians of the steady epochs
     assert gains == {"m": ([1, 8, 32], [1.0, 1.25, 1.5]), "published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
 
 
 def test_step_fusing_benchmark_json(monkeypatch, fast, capsys, tmp_path):
-    monkeypatch.setattr(ch04_tpu, "step_fusing_sweep",
+    monkeypatch.setattr(ch05_tpu, "step_fusing_sweep",
                         lambda strategy, fast: {"tiny": [[100.0, 90.0, 110.0], [150.0], [200.0]]})
     png = tmp_path / "sf.png"
     assert main(["step-fusing", "--json", "--png", str(png)]) == 0
@@ -348,9 +348,9 @@ def test_step_fusing_benchmark_json(monkeypatch, fast, capsys, tmp_path):
 
 def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
     calls = []
-    monkeypatch.setattr(ch04_taught, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
+    monkeypatch.setattr(ch05_taught, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    ch04_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
+    ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
     assert calls == [1, 8, 32, 1, 8, 32]
 
 
@@ -360,7 +360,7 @@ def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
 def test_pipeline_benchmark_json_names_the_uncached_and_the_cached_speedups(monkeypatch, fast, capsys, tmp_path):
     fake = {0.0: {"Python generator": 1000.0, "tf.data, parallel map": 3500.0, "tf.data, cached": 15000.0},
             0.002: {"Python generator": 300.0, "tf.data, parallel map": 3300.0, "tf.data, cached": 21000.0}}
-    monkeypatch.setattr(ch05_input_pipelines, "pipeline_comparison", lambda fast: fake)
+    monkeypatch.setattr(ch06_input_pipelines, "pipeline_comparison", lambda fast: fake)
     assert main(["pipeline", "--json", "--png", str(tmp_path / "p.png")]) == 0
     result = only_json(capsys)
     assert (result["uncached_speedup_no_latency"], result["cached_speedup_no_latency"]) == (3.5, 15.0)
@@ -372,15 +372,15 @@ def test_pipeline_benchmark_json_names_the_uncached_and_the_cached_speedups(monk
 
 def test_pipeline_comparison_generates_the_folder_when_missing(monkeypatch, tmp_path):
     calls = []
-    monkeypatch.setattr(ch05_input_pipelines, "pipeline_rates",
+    monkeypatch.setattr(ch06_input_pipelines, "pipeline_rates",
                         lambda paths, labels, names, *, latency_s, batches: calls.append((len(paths), latency_s,
                                                                                           batches)) or {})
     import helpers.images as images
 
     real_make = images.make_image_folder
-    monkeypatch.setattr(ch05_input_pipelines, "make_image_folder", lambda root: real_make(root, per_class=2))
-    comparison = ch05_input_pipelines.pipeline_comparison(fast=True, root=tmp_path / "shapes")
-    assert list(comparison) == [0.0, ch05_input_pipelines.LATENCY_S]
+    monkeypatch.setattr(ch06_input_pipelines, "make_image_folder", lambda root: real_make(root, per_class=2))
+    comparison = ch06_input_pipelines.pipeline_comparison(fast=True, root=tmp_path / "shapes")
+    assert list(comparison) == [0.0, ch06_input_pipelines.LATENCY_S]
     assert calls == [(12, 0.0, 20), (12, 0.002, 20)]
 
 

@@ -16,7 +16,7 @@ import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from helpers.chapters import ch07_profiling as ch7
+from helpers.chapters import ch08_profiling as ch8
 from tools import browser, servers
 
 
@@ -28,7 +28,7 @@ def trace(tmp_path_factory):
     data = (np.random.rand(64, 8).astype("float32"), np.random.rand(64, 4).astype("float32"))
     import tensorflow as tf
 
-    ch7.profile_fit(model, tf.data.Dataset.from_tensor_slices(data).batch(8).repeat(), logdir, first=2, last=4)
+    ch8.profile_fit(model, tf.data.Dataset.from_tensor_slices(data).batch(8).repeat(), logdir, first=2, last=4)
     return logdir
 
 

@@ -14,7 +14,7 @@ import pytest
 from helpers import calculator
 from helpers.chapters import ch02_numbers_behind_speed as ch2
 from helpers.exercises import check
-from helpers.exercises.ch2_numbers import ring_all_reduce_sent_bytes
+from helpers.exercises.ch2 import ring_all_reduce_sent_bytes
 
 
 def verdict(capsys, name, answer):

@@ -1,4 +1,4 @@
-"""Chapter 6's workers: free local ports, and run_workers, which starts multiworker.py as a two-worker cluster."""
+"""Chapter 7's workers: free local ports, and run_workers, which starts multiworker.py as a two-worker cluster."""
 
 import json
 import re
@@ -11,7 +11,7 @@ import pytest
 from conftest import running
 
 from helpers import CourseError, cluster, processes
-from helpers.chapters.ch06_beyond_one_machine import RESTART_CODE, run_workers
+from helpers.chapters.ch07_beyond_one_machine import RESTART_CODE, run_workers
 from helpers.processes import run_watched
 from helpers.programs import multiworker, program
 

@@ -60,10 +60,10 @@ def test_the_replica_pins_what_colab_ships_for_the_course_s_packages():
 
 def test_a_jax_chapter_run_by_another_keras_or_jax_is_named(tmp_path):
     keras_version, jax_version = colab_replica.pinned("keras"), colab_replica.pinned("jax")
-    good, newer_jax = tmp_path / "08_a.ipynb", tmp_path / "08_b.ipynb"
+    good, newer_jax = tmp_path / "09_a.ipynb", tmp_path / "09_b.ipynb"
     good.write_text(f'"Versions: Keras {keras_version} on JAX {jax_version} (backend jax), Python 3.13.0"')
     newer_jax.write_text(f'"Versions: Keras {keras_version} on JAX 0.10.2 (backend jax), Python 3.13.0"')
-    assert colab_replica.not_run_on_the_replica([good, newer_jax]) == ["08_b.ipynb"]
+    assert colab_replica.not_run_on_the_replica([good, newer_jax]) == ["09_b.ipynb"]
 
 
 def test_environment_only_builds_the_venv_and_stops(monkeypatch):

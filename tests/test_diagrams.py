@@ -11,7 +11,7 @@ def test_the_mirrored_step_shows_each_replica_and_its_share():
     assert any("512 examples" in t for t in texts)
 
 
-def test_main_writes_the_picture_chapter_2_links(tmp_path, monkeypatch, capsys):
+def test_main_writes_the_picture_chapter_3_links(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(diagrams, "IMAGES", tmp_path / "notebooks" / "images")
     diagrams.IMAGES.mkdir(parents=True)
     assert diagrams.main() == 0

@@ -37,7 +37,7 @@ def scaled_step(model, optimizer, tiny_loss, x, y):
     return loss
 
 
-def unscaled_step(model, optimizer, tiny_loss, x, y):  # chapter 3's exercise, as the learner gets it
+def unscaled_step(model, optimizer, tiny_loss, x, y):  # chapter 4's exercise, as the learner gets it
     import tensorflow as tf
 
     with tf.GradientTape() as tape:
@@ -62,29 +62,29 @@ RIGHT_ANSWERS = {
     "ch0.input_share": lambda: 0.8,
     "ch1.embedding_params": lambda: 30982 * 7,
     "ch1.logits_model": lambda: (reuters_conv1d(output="logits"), matching_loss("logits")),
-    "ch2.global_batch": lambda: 128 * 4,
-    "ch3.survivors": lambda: ["bfloat16", "float32"],
-    "ch4.scaled_lr": lambda: 0.4,
-    "ch5.shuffle_buffer_mb": lambda: 1806,
+    "ch3.global_batch": lambda: 128 * 4,
+    "ch4.survivors": lambda: ["bfloat16", "float32"],
+    "ch5.scaled_lr": lambda: 0.4,
+    "ch6.shuffle_buffer_mb": lambda: 1806,
     "ch0.vectorized_dropout": lambda: vectorized_dropout,
     "ch1.reshuffled_batches": lambda: numbers_pipeline(reshuffle_examples=True),
-    "ch2.match_one_replica": lambda: lambda replicas: (32 // replicas, 0.1),
-    "ch2.busy_replicas": lambda: lambda replicas: (128, 128 * replicas),
-    "ch3.loss_scaling": lambda: scaled_step,
-    "ch4.static_batches": lambda: batched(drop_remainder=True),
-    "ch6.each_element_once": lambda: service_mode("distributed_epoch"),
-    "ch6.global_batch": lambda: 192,
-    "ch8.effective_batch": lambda: 16 * 4 * 2,
-    "ch8.exact_largest_batch": lambda: __import__("test_exercises_ch8").solution(),  # the notebook's folded solution
+    "ch3.match_one_replica": lambda: lambda replicas: (32 // replicas, 0.1),
+    "ch3.busy_replicas": lambda: lambda replicas: (128, 128 * replicas),
+    "ch4.loss_scaling": lambda: scaled_step,
+    "ch5.static_batches": lambda: batched(drop_remainder=True),
+    "ch7.each_element_once": lambda: service_mode("distributed_epoch"),
+    "ch7.global_batch": lambda: 192,
+    "ch9.effective_batch": lambda: 16 * 4 * 2,
+    "ch9.exact_largest_batch": lambda: __import__("test_exercises_ch9").solution(),  # the notebook's folded solution
 }
 # Checked on the JAX backend, in a fresh interpreter (test_kernel_on_model_axis_reads_the_sharding_back).
-JAX_EXERCISES = {"ch8.kernel_on_model_axis"}
+JAX_EXERCISES = {"ch9.kernel_on_model_axis"}
 # Timed or long checks whose right answer (the notebook's solution) is run once, by the test named here.
 SOLUTION_TESTED_IN = {
-    "ch4.fused_steps": "test_exercises_ch4.py::test_fused_steps_solution_is_accepted",
-    "ch5.faster_pipeline": "test_exercises_ch5.py::test_the_solution_is_accepted",
-    "ch6.resumed_weights": "test_exercises_ch6.py::test_a_backup_restored_on_restart_is_accepted",
-    "ch7.not_input_bound": "test_exercises_ch7.py::test_the_solution_is_accepted",
+    "ch5.fused_steps": "test_exercises_ch5.py::test_fused_steps_solution_is_accepted",
+    "ch6.faster_pipeline": "test_exercises_ch6.py::test_the_solution_is_accepted",
+    "ch7.resumed_weights": "test_exercises_ch7.py::test_a_backup_restored_on_restart_is_accepted",
+    "ch8.not_input_bound": "test_exercises_ch8.py::test_the_solution_is_accepted",
 }
 
 
@@ -121,26 +121,26 @@ def test_right_answers_are_correct(capsys, name):
         ("ch1.embedding_params", 216874.0, None),
         ("ch1.embedding_params", 30982 * 7 + 7, "an Embedding layer has no bias"),
         ("ch1.embedding_params", 30982, "an Embedding stores one vector of output_dim numbers"),
-        ("ch2.global_batch", 128, "128 is each GPU's share"),
-        ("ch2.global_batch", 32, "32 is 128 / 4"),
-        ("ch2.global_batch", 256, "global batch = examples per replica x number of replicas."),
-        ("ch3.survivors", {"float32", "bfloat16"}, None),
-        ("ch3.survivors", ["float16", "float32"], "float16's smallest value is about 6e-8"),
-        ("ch3.survivors", "float32", "check the exponent range"),
-        ("ch4.scaled_lr", 0.401, None),
-        ("ch4.scaled_lr", 0.025, "the batch grew 4x"),
-        ("ch4.scaled_lr", 0.1, "with 4x the examples per step"),
-        ("ch4.scaled_lr", 0.05, "128 is each core's share"),
-        ("ch4.scaled_lr", 3.2, "linear rule: new rate"),
-        ("ch5.shuffle_buffer_mb", 1806.336, None),
-        ("ch5.shuffle_buffer_mb", 451.584, "the images were divided by 255"),
-        ("ch5.shuffle_buffer_mb", 1722.65, "use 1 MB = 10^6 bytes"),
-        ("ch5.shuffle_buffer_mb", 18, "bytes = images x height"),
-        ("ch6.global_batch", 96, "each worker has 2 GPUs"),
-        ("ch6.global_batch", 64, "that is one machine's share"),
-        ("ch6.global_batch", 32, "global batch = examples per replica"),
-        ("ch8.effective_batch", 64, "each update also averages over both devices"),
-        ("ch8.effective_batch", 16, "one update sees per-device batch x accumulation steps x devices"),
+        ("ch3.global_batch", 128, "128 is each GPU's share"),
+        ("ch3.global_batch", 32, "32 is 128 / 4"),
+        ("ch3.global_batch", 256, "global batch = examples per replica x number of replicas."),
+        ("ch4.survivors", {"float32", "bfloat16"}, None),
+        ("ch4.survivors", ["float16", "float32"], "float16's smallest value is about 6e-8"),
+        ("ch4.survivors", "float32", "check the exponent range"),
+        ("ch5.scaled_lr", 0.401, None),
+        ("ch5.scaled_lr", 0.025, "the batch grew 4x"),
+        ("ch5.scaled_lr", 0.1, "with 4x the examples per step"),
+        ("ch5.scaled_lr", 0.05, "128 is each core's share"),
+        ("ch5.scaled_lr", 3.2, "linear rule: new rate"),
+        ("ch6.shuffle_buffer_mb", 1806.336, None),
+        ("ch6.shuffle_buffer_mb", 451.584, "the images were divided by 255"),
+        ("ch6.shuffle_buffer_mb", 1722.65, "use 1 MB = 10^6 bytes"),
+        ("ch6.shuffle_buffer_mb", 18, "bytes = images x height"),
+        ("ch7.global_batch", 96, "each worker has 2 GPUs"),
+        ("ch7.global_batch", 64, "that is one machine's share"),
+        ("ch7.global_batch", 32, "global batch = examples per replica"),
+        ("ch9.effective_batch", 64, "each update also averages over both devices"),
+        ("ch9.effective_batch", 16, "one update sees per-device batch x accumulation steps x devices"),
     ],
 )
 def test_numeric_answers(capsys, name, answer, hint):
@@ -178,8 +178,8 @@ def test_unanswered(capsys, answer):
 
 
 def test_unknown_exercise_lists_known_ones(capsys):
-    out = verdict(capsys, "ch9.nope", 1)
-    assert out == f"No exercise called 'ch9.nope'. Known exercises: {', '.join(sorted(registry._CHECKS))}."
+    out = verdict(capsys, "ch10.nope", 1)
+    assert out == f"No exercise called 'ch10.nope'. Known exercises: {', '.join(sorted(registry._CHECKS))}."
 
 
 def test_checker_that_raises_gives_a_hint_not_an_exception(capsys):
@@ -203,15 +203,15 @@ def test_check_never_raises_on_an_unhashable_name(capsys):
     assert verdict(capsys, ["ch0.input_share"], 0.8).startswith("No exercise called")
 
 
-# Chapter 5's faster_pipeline: its starting code and shortcuts are in test_exercises_ch5.py.
+# Chapter 6's faster_pipeline: its starting code and shortcuts are in test_exercises_ch6.py.
 
 
 @pytest.mark.parametrize("name, answer, hint", [
     ("ch1.reshuffled_batches", lambda: numbers_pipeline(reshuffle_examples=False),
      r"epochs 1 to 3 have the same batches"),
-    ("ch3.loss_scaling", lambda: unscaled_step, r"the first layer's weights did not move"),
-    ("ch4.static_batches", lambda: batched(drop_remainder=False), r"batch sizes \[3, 32\] \(static size None\)"),
-    ("ch6.each_element_once", lambda: service_mode("parallel_epochs"), r"the trainer received 24 elements for 12"),
+    ("ch4.loss_scaling", lambda: unscaled_step, r"the first layer's weights did not move"),
+    ("ch5.static_batches", lambda: batched(drop_remainder=False), r"batch sizes \[3, 32\] \(static size None\)"),
+    ("ch7.each_element_once", lambda: service_mode("parallel_epochs"), r"the trainer received 24 elements for 12"),
 ])
 def test_measured_exercises_refuse_wrong_code_with_what_they_measured(capsys, name, answer, hint):
     out = verdict(capsys, name, answer())
@@ -219,12 +219,12 @@ def test_measured_exercises_refuse_wrong_code_with_what_they_measured(capsys, na
 
 
 def test_loss_scaling_check_restores_the_dtype_policy(capsys):
-    verdict(capsys, "ch3.loss_scaling", unscaled_step)
+    verdict(capsys, "ch4.loss_scaling", unscaled_step)
     assert keras.mixed_precision.dtype_policy().name == "float32"
 
 
-# Chapter 2's match_one_replica and busy_replicas: starting code and shortcuts, on 1 and 2 devices, are in
-# test_exercises_ch2.py.
+# Chapter 3's match_one_replica and busy_replicas: starting code and shortcuts, on 1 and 2 devices, are in
+# test_exercises_ch3.py.
 
 
 def test_kernel_on_model_axis_reads_the_sharding_back():
@@ -245,7 +245,7 @@ def verdict(layouts, devices=2):
     dist.set_distribution(None)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        check("ch8.kernel_on_model_axis", model)
+        check("ch9.kernel_on_model_axis", model)
     return out.getvalue().strip()
 
 print(json.dumps({
@@ -253,12 +253,12 @@ print(json.dumps({
     "start": verdict({".*hidden/kernel": ("model", None)}),
     "rows": verdict({".*output/kernel": ("model", None)}),
     "one device": verdict({".*output/kernel": (None, "model")}, devices=1),
-    "not a model": (lambda: (check("ch8.kernel_on_model_axis", 3)))() or "",
+    "not a model": (lambda: (check("ch9.kernel_on_model_axis", 3)))() or "",
 }))
 """
     found = run_python(code, KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    assert found["solution"] == "[ch8.kernel_on_model_axis] Correct. Well done."
-    assert re.match(r"\[ch8.kernel_on_model_axis\] Not yet: the last Dense kernel \(sequential\w*/output/kernel\) "
+    assert found["solution"] == "[ch9.kernel_on_model_axis] Correct. Well done."
+    assert re.match(r"\[ch9.kernel_on_model_axis\] Not yet: the last Dense kernel \(sequential\w*/output/kernel\) "
                     r"is laid out as \(None, None\)", found["start"])
     assert "split along its rows" in found["rows"]
     assert "has one device" in found["one device"] and "set DEVICES = 2" in found["one device"]

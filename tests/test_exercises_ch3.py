@@ -1,121 +1,163 @@
-"""Chapter 3's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+"""Chapter 3's measured exercise checkers: the solutions pass, the starting code and every shortcut found are refused,
+on one device (a learner's default runtime, this process) and on two logical devices (a fresh process)."""
 
-import keras
+import json
+import os
+import re
+import subprocess
+import sys
+
 import pytest
-import tensorflow as tf
+from conftest import PLATFORM_VARS, ROOT
 
 from helpers.exercises import check
+from helpers.exercises.ch3 import EPOCH_EXAMPLES
 
-NOT_YET = "[ch3.loss_scaling] Not yet: "
 
-
-def verdict(capsys, answer):
-    assert check("ch3.loss_scaling", answer) is None
+def verdict(capsys, name, answer):
+    assert check(name, answer) is None
     out = capsys.readouterr().out
     assert out.count("\n") == 1, out
     return out.rstrip("\n")
 
 
-def starting_step(model, optimizer, tiny_loss, x, y):  # the notebook's starting code
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-    gradients = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    return loss
+def on_two_devices(code: str) -> dict:
+    """Run `code` in a fresh interpreter split into two logical CPUs; it prints one JSON line last. Timed checks
+    under a busy machine take longer than conftest.run_python allows."""
+    env = {k: v for k, v in os.environ.items() if k not in PLATFORM_VARS and k != "COURSE_REPORT_FILE"}
+    env.update(PYTHONPATH=str(ROOT), COURSE_WIDGETS="0", MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2")
+    prelude = ("import io, json, contextlib, helpers\nhelpers.setup(devices=2, verbose=False)\n"
+               "from helpers.exercises import check\n"
+               "def verdict(name, answer):\n"
+               "    out = io.StringIO()\n"
+               "    with contextlib.redirect_stdout(out):\n"
+               "        check(name, answer)\n"
+               "    return out.getvalue().strip()\n")
+    proc = subprocess.run([sys.executable, "-c", prelude + code], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def solution_step(model, optimizer, tiny_loss, x, y):  # the folded solution
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-        scaled = optimizer.scale_loss(loss)
-    gradients = tape.gradient(scaled, model.trainable_variables)
-    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    return loss
+# ch3.match_one_replica ------------------------------------------------------------------------------------------
+
+def settings_start(replicas):  # the exercise cell as the learner gets it
+    return 32, 0.1
 
 
-def test_the_solution_is_accepted(capsys):
-    assert verdict(capsys, solution_step) == "[ch3.loss_scaling] Correct. Well done."
+def settings_solution(replicas):  # the folded solution
+    return 32 // replicas, 0.1
 
 
-def test_the_solution_inside_a_tf_function_is_accepted(capsys):
-    assert verdict(capsys, tf.function(solution_step)) == "[ch3.loss_scaling] Correct. Well done."
+MATCH = "ch3.match_one_replica"
+CORRECT = {name: f"[{name}] Correct. Well done." for name in (MATCH, "ch3.busy_replicas")}
 
 
-def test_scaling_by_hand_and_unscaling_before_the_update_is_accepted(capsys):
-    def by_hand(model, optimizer, tiny_loss, x, y):
-        with tf.GradientTape() as tape:
-            loss = tiny_loss(y, model(x, training=True))
-            scaled = loss * 1024.0
-        gradients = [g / 1024.0 for g in tape.gradient(scaled, model.trainable_variables)]
-        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
-
-    assert verdict(capsys, by_hand) == "[ch3.loss_scaling] Correct. Well done."
+def test_match_one_replica_solution_passes_on_one_device(capsys):
+    assert verdict(capsys, MATCH, settings_solution) == CORRECT[MATCH]
 
 
-def test_the_starting_code_is_refused(capsys):
-    assert verdict(capsys, starting_step) == (
-        NOT_YET + "the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
-        "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
+def test_match_one_replica_refuses_the_starting_code_on_one_device(capsys):
+    out = verdict(capsys, MATCH, settings_start)
+    assert out == (f"[{MATCH}] Not yet: with 2 replica(s) your settings give a global batch of 64 (2 x 32) at rate "
+                   "0.1; the one-device run took 32 examples per step at 0.1, and the same weights need the same "
+                   "global batch and rate. (This runtime has 1 device(s): with DEVICES = 2 the check trains that "
+                   "count.)")
 
 
-def test_a_loss_of_its_own_instead_of_the_tiny_one_is_refused(capsys):
-    # The old loophole: delete the "* 1e-7" and the gradients no longer underflow, with no loss scaling at all.
-    def own_loss(model, optimizer, tiny_loss, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        return loss
-
-    out = verdict(capsys, own_loss)
-    assert out.startswith(NOT_YET + "the first layer moved ") and "Train on that loss unchanged" in out, out
-
-
-def test_a_scaled_loss_that_is_never_unscaled_is_refused(capsys):
-    def scaled_only(model, optimizer, tiny_loss, x, y):
-        with tf.GradientTape() as tape:
-            loss = tiny_loss(y, model(x, training=True)) * 2.0**15
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
-
-    out = verdict(capsys, scaled_only)
-    assert out.startswith(NOT_YET + "the first layer moved 3.28e+04x as far as one step"), out
+@pytest.mark.parametrize("answer, hint", [
+    (lambda replicas: (16, 0.1), r"with 1 replica\(s\) the weights differ from the one-device run by up to \S+: your "
+                                 r"global batch is 16 \(1 replica\(s\) x 16\) at rate 0\.1;"),
+    (lambda replicas: (32, 0.2), r"with 1 replica\(s\) the weights differ .* at rate 0\.2;"),
+    (lambda replicas: (32 // replicas, 0.1 * replicas), r"with 2 replica\(s\) your settings give a global batch of 32 "
+                                                        r"\(2 x 16\) at rate 0\.2;"),
+    (lambda replicas: (32 // replicas, 0.1 * replicas ** 0.5), r"with 2 replica\(s\) .* at rate 0\.141421;"),
+    (lambda replicas: (32 if replicas == 1 else 16, 0.1),
+     r"with 4 replica\(s\) your settings give a global batch of 64"),
+    (lambda replicas: (32 / replicas, 0.1),
+     r"one_replica_settings\(1\) gives a per-replica batch of 32\.0: it must be a whole number >= 1 \(divide with //"),
+    (lambda replicas: (32 // replicas, "0.1"), r"one_replica_settings\(1\) gives a learning rate of '0\.1'"),
+    (lambda replicas: 32 // replicas, r"one_replica_settings\(1\) returned 32: return two values"),
+    ((16, 0.1), r"pass the function itself"),
+], ids=["fixed 16 per replica", "wrong rate", "linear rule", "square-root rule", "right for 1 and 2 only",
+        "float batch", "rate as text", "one value", "numbers, not a function"])
+def test_match_one_replica_refuses_each_shortcut_on_one_device(capsys, answer, hint):
+    out = verdict(capsys, MATCH, answer)
+    assert re.match(rf"\[{MATCH}\] Not yet: {hint}", out), out
 
 
-def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
-    # In float32 the gradients do not underflow: the step is right, with no loss scaling at all.
-    def in_float32(model, optimizer, tiny_loss, x, y):
-        model.layers[0].dtype_policy = "float32"
-        with tf.GradientTape() as tape:
-            loss = tiny_loss(y, model(x, training=True))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
+def test_match_one_replica_leaves_tf32_as_it_found_it(capsys):
+    import tensorflow as tf
 
-    out = verdict(capsys, in_float32)
-    assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and out.endswith(
-        " no longer computes in float16): scale the loss instead of changing the dtype."), out
+    before = tf.config.experimental.tensor_float_32_execution_enabled()
+    verdict(capsys, MATCH, settings_solution)
+    assert tf.config.experimental.tensor_float_32_execution_enabled() == before
 
 
-def test_a_value_instead_of_a_function_is_refused(capsys):
-    assert verdict(capsys, 0.5) == NOT_YET + "pass the function train_step itself (without calling it)."
+def test_match_one_replica_on_two_devices_trains_two_replicas():
+    found = on_two_devices(
+        "print(json.dumps({\n"
+        "    'solution': verdict('ch3.match_one_replica', lambda n: (32 // n, 0.1)),\n"
+        "    'start': verdict('ch3.match_one_replica', lambda n: (32, 0.1)),\n"
+        "    'fixed 16': verdict('ch3.match_one_replica', lambda n: (16, 0.1)),\n"
+        "}))\n")
+    assert found["solution"] == CORRECT[MATCH]
+    assert found["start"].startswith(f"[{MATCH}] Not yet: with 2 replica(s) the weights differ from the one-device "
+                                     "run by up to ") and "global batch is 64 (2 replica(s) x 32)" in found["start"]
+    # Right for the two replicas it trains, wrong for the one it does not.
+    assert found["fixed 16"].startswith(f"[{MATCH}] Not yet: with 1 replica(s) your settings give a global batch of 16")
 
 
-def test_the_check_leaves_the_global_dtype_policy_alone(capsys):
-    keras.config.set_dtype_policy("mixed_bfloat16")
-    try:
-        verdict(capsys, solution_step)
-        assert keras.config.dtype_policy().name == "mixed_bfloat16"
-    finally:
-        keras.config.set_dtype_policy("float32")
+# ch3.busy_replicas -----------------------------------------------------------------------------------------------
+
+BUSY = "ch3.busy_replicas"
 
 
-@pytest.mark.parametrize("answer", [starting_step, solution_step])
-def test_the_check_does_not_change_with_the_global_policy(capsys, answer):
-    first = verdict(capsys, answer)
-    keras.config.set_dtype_policy("mixed_float16")
-    try:
-        assert verdict(capsys, answer) == first
-    finally:
-        keras.config.set_dtype_policy("float32")
+def sizes_start(replicas):  # the exercise cell as the learner gets it
+    global_batch = 8
+    return global_batch // replicas, global_batch
+
+
+def sizes_solution(replicas):  # the folded solution
+    per_replica_batch = 128
+    return per_replica_batch, per_replica_batch * replicas
+
+
+def test_busy_replicas_refuses_the_starting_code(capsys):
+    assert verdict(capsys, BUSY, sizes_start) == (
+        f"[{BUSY}] Not yet: the per-replica batch changes with the number of replicas (8 with 1, 4 with 2, 2 with 4, "
+        "1 with 8): with the global batch fixed, each replica gets less work as replicas are added. Choose one "
+        "per-replica batch and multiply it by num_replicas.")
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda replicas: (256 // replicas, 256),
+     r"the per-replica batch changes with the number of replicas \(256 with 1, 128 with 2"),
+    (lambda replicas: (128, 128), r"with 2 replica\(s\) batch_sizes gives 128 per replica and a global batch of 128; "
+                                  r".* \(128 x 2 = 256\)"),
+    (lambda replicas: (4096, 4096 * replicas), r"4096 examples per replica is more than this exercise needs"),
+    (lambda replicas: (128 / replicas * replicas, 128 * replicas), r"batch_sizes\(1\) gives a per-replica batch of "
+                                                                  r"128\.0: it must be a whole number"),
+    (lambda replicas: 128 * replicas, r"batch_sizes\(1\) returned 128: return two values"),
+    # Right for any device count, but on one device the same global batch as the starting code: nothing gained.
+    (lambda replicas: (8, 8 * replicas),
+     rf"an epoch of {EPOCH_EXAMPLES} examples on 1 replica\(s\) took \S+ s at your global batch 8 \(8 per replica\) "
+     r"and \S+ s at the starting code's 8: \d+\.\dx \(the starting code against itself varied \d+\.\d\dx\); the "
+     r"goal is 2x"),
+], ids=["fixed global batch", "global batch not scaled", "huge batch", "float batch", "one value",
+        "per-replica batch too small to gain (timed)"])
+def test_busy_replicas_refuses_each_shortcut_on_one_device(capsys, answer, hint):
+    out = verdict(capsys, BUSY, answer)
+    assert re.match(rf"\[{BUSY}\] Not yet: {hint}", out), out
+
+
+def test_busy_replicas_on_two_devices_times_the_solution():
+    # The timed refusal (a per-replica batch too small to gain anything) is the one-device test above: it costs the
+    # same on two devices and refuses for the same reason.
+    found = on_two_devices(
+        "print(json.dumps({\n"
+        "    'solution': verdict('ch3.busy_replicas', lambda n: (128, 128 * n)),\n"
+        "    'start': verdict('ch3.busy_replicas', lambda n: (8 // n, 8)),\n"
+        "}))\n")
+    assert found["solution"] == CORRECT[BUSY], found["solution"]
+    assert found["start"].startswith(f"[{BUSY}] Not yet: the per-replica batch changes with the number of replicas")

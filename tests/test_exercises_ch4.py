@@ -1,164 +1,121 @@
-"""Chapter 4's exercises: each checker accepts its solution and refuses the starting code and each loophole."""
-
-import re
+"""Chapter 4's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
 
 import keras
 import pytest
 import tensorflow as tf
-from conftest import run_python
 
-import helpers
-from helpers.exercises import ch4, check
+from helpers.exercises import check
 
-LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+NOT_YET = "[ch4.loss_scaling] Not yet: "
 
 
-def verdict(capsys, name, answer):
-    assert check(name, answer) is None
+def verdict(capsys, answer):
+    assert check("ch4.loss_scaling", answer) is None
     out = capsys.readouterr().out
-    assert out.count("\n") == 1
+    assert out.count("\n") == 1, out
     return out.rstrip("\n")
 
 
-@pytest.fixture
-def short_check(monkeypatch):
-    """Loopholes are refused on what the training did, whatever the timing said: time less of it."""
-    monkeypatch.setattr(ch4, "FUSED_REPEATS", 1)
-    monkeypatch.setattr(ch4, "FUSED_STEPS", 64)
+def starting_step(model, optimizer, tiny_loss, x, y):  # the notebook's starting code
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, model(x, training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
 
 
-# ---------------------------------------------------------------------------- ch4.scaled_lr
+def solution_step(model, optimizer, tiny_loss, x, y):  # the folded solution
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, model(x, training=True))
+        scaled = optimizer.scale_loss(loss)
+    gradients = tape.gradient(scaled, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
 
 
-def test_scaled_lr_solution_is_the_linear_rule(capsys):
-    assert verdict(capsys, "ch4.scaled_lr", 0.4) == "[ch4.scaled_lr] Correct. Well done."
+def test_the_solution_is_accepted(capsys):
+    assert verdict(capsys, solution_step) == "[ch4.loss_scaling] Correct. Well done."
 
 
-def test_scaled_lr_refuses_the_square_root_rule_for_sgd(capsys):
-    out = verdict(capsys, "ch4.scaled_lr", 0.2)
-    assert "square-root rule, for Adam-type optimizers" in out and "SGD with momentum" in out
+def test_the_solution_inside_a_tf_function_is_accepted(capsys):
+    assert verdict(capsys, tf.function(solution_step)) == "[ch4.loss_scaling] Correct. Well done."
 
 
-# ---------------------------------------------------------------------------- ch4.fused_steps
+def test_scaling_by_hand_and_unscaling_before_the_update_is_accepted(capsys):
+    def by_hand(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+            scaled = loss * 1024.0
+        gradients = [g / 1024.0 for g in tape.gradient(scaled, model.trainable_variables)]
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    assert verdict(capsys, by_hand) == "[ch4.loss_scaling] Correct. Well done."
 
 
-def test_fused_steps_solution_is_accepted(capsys):
-    # The real check (5 alternating timed fits of 1,024 steps per side) on this machine, busy or not.
-    out = verdict(capsys, "ch4.fused_steps", lambda: ch4.fusing_model(steps_per_execution=32))
-    assert out == "[ch4.fused_steps] Correct. Well done.", out
+def test_the_starting_code_is_refused(capsys):
+    assert verdict(capsys, starting_step) == (
+        NOT_YET + "the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
+        "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
 
 
-def test_fused_steps_refuses_the_starting_code_without_timing_it(capsys):
-    out = verdict(capsys, "ch4.fused_steps", ch4.fusing_model)
-    assert out.startswith("[ch4.fused_steps] Not yet: steps_per_execution is 1: every training step is still")
+def test_a_loss_of_its_own_instead_of_the_tiny_one_is_refused(capsys):
+    # The old loophole: delete the "* 1e-7" and the gradients no longer underflow, with no loss scaling at all.
+    def own_loss(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, own_loss)
+    assert out.startswith(NOT_YET + "the first layer moved ") and "Train on that loss unchanged" in out, out
 
 
-def test_fused_steps_refuses_a_model_instead_of_the_function(capsys):
-    out = verdict(capsys, "ch4.fused_steps", ch4.fusing_model(steps_per_execution=32))
-    assert "pass the function that builds and compiles the model" in out
+def test_a_scaled_loss_that_is_never_unscaled_is_refused(capsys):
+    def scaled_only(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True)) * 2.0**15
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, scaled_only)
+    assert out.startswith(NOT_YET + "the first layer moved 3.28e+04x as far as one step"), out
 
 
-def test_fused_steps_refuses_an_uncompiled_model(capsys):
-    out = verdict(capsys, "ch4.fused_steps", helpers.models.reuters_bag_of_words)
-    assert "must return a compiled Keras model" in out
+def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
+    # In float32 the gradients do not underflow: the step is right, with no loss scaling at all.
+    def in_float32(model, optimizer, tiny_loss, x, y):
+        model.layers[0].dtype_policy = "float32"
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, in_float32)
+    assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and out.endswith(
+        " no longer computes in float16): scale the loss instead of changing the dtype."), out
 
 
-def test_fused_steps_refuses_a_smaller_model(capsys, short_check):
-    def smaller():
-        model = keras.Sequential([keras.Input((ch4.FUSED_FEATURES,)), keras.layers.Dense(ch4.FUSED_CLASSES)])
-        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
-        return model
-
-    assert "this is not the starting model and optimizer" in verdict(capsys, "ch4.fused_steps", smaller)
+def test_a_value_instead_of_a_function_is_refused(capsys):
+    assert verdict(capsys, 0.5) == NOT_YET + "pass the function train_step itself (without calling it)."
 
 
-def test_fused_steps_refuses_another_optimizer(capsys, short_check):
-    def sgd():
-        model = ch4.fusing_model()
-        model.compile(optimizer="sgd", loss=LOSS, steps_per_execution=32)
-        return model
-
-    assert "this is not the starting model and optimizer" in verdict(capsys, "ch4.fused_steps", sgd)
-
-
-def test_fused_steps_refuses_training_fewer_steps(capsys, short_check):
-    class HalfTheSteps(keras.Sequential):  # a fit that quietly trains half of what it is asked to
-        def fit(self, *args, steps_per_epoch=None, **kwargs):
-            return super().fit(*args, steps_per_epoch=steps_per_epoch // 2, **kwargs)
-
-    def fewer():
-        model = HalfTheSteps(ch4.fusing_model().layers)
-        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
-        return model
-
-    out = verdict(capsys, "ch4.fused_steps", fewer)
-    assert re.search(r"your model made 64 optimizer steps where the starting one made 128, in 2 fits", out), out
+def test_the_check_leaves_the_global_dtype_policy_alone(capsys):
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        verdict(capsys, solution_step)
+        assert keras.config.dtype_policy().name == "mixed_bfloat16"
+    finally:
+        keras.config.set_dtype_policy("float32")
 
 
-def test_fused_steps_refuses_a_setting_that_runs_past_the_epoch(capsys, short_check):
-    out = verdict(capsys, "ch4.fused_steps", lambda: ch4.fusing_model(steps_per_execution=48))
-    assert re.search(r"made 192 optimizer steps where the starting one made 128.*divides 64 \(yours is 48\)", out), out
-
-
-def test_fused_steps_refuses_a_changed_learning_rate(capsys, short_check):
-    def faster_rate():
-        model = ch4.fusing_model()
-        model.compile(optimizer=keras.optimizers.Adam(0.01), loss=LOSS, steps_per_execution=32)
-        return model
-
-    out = verdict(capsys, "ch4.fused_steps", faster_rate)
-    assert "your model's weights differ from the starting configuration's" in out, out
-
-
-def test_fused_steps_sizes_the_batch_from_the_replicas_of_the_learners_strategy():
-    # Under a 2-replica MirroredStrategy the check builds the starting model in the same strategy and feeds
-    # 32 examples per replica: the fused model then matches it step for step (timing aside).
-    out = run_python(
-        "import json, helpers\n"
-        "helpers.setup(devices=2, verbose=False)\n"
-        "from helpers.exercises import ch4\n"
-        "ch4.FUSED_REPEATS, ch4.FUSED_STEPS = 1, 32\n"
-        "strategy = helpers.strategies.choose_strategy(verbose=False)\n"
-        "def mirrored():\n"
-        "    with strategy.scope():\n"
-        "        return ch4.fusing_model(steps_per_execution=8)\n"
-        "hint = ch4._fused_steps(mirrored)\n"
-        "print(json.dumps([strategy.num_replicas_in_sync, hint]))")
-    replicas, hint = out
-    assert replicas == 2
-    assert hint is None or hint.startswith("with steps_per_execution=8 your model trained the same 32 steps"), hint
-
-
-GLOBAL = 16
-
-
-def static_verdict(capsys, dataset):
-    check("ch4.static_batches", (dataset, GLOBAL))
-    return capsys.readouterr().out.strip()
-
-
-def uneven_range():
-    return tf.data.Dataset.range(10 * GLOBAL + 3).map(lambda i: (i, i))
-
-
-def test_static_batches_accepts_dropping_the_partial_batch(capsys):
-    assert static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True)).endswith("Correct. Well done.")
-
-
-def test_static_batches_refuses_the_starting_code(capsys):
-    assert "every batch must hold 16" in static_verdict(capsys, uneven_range().batch(GLOBAL))
-
-
-def test_static_batches_does_not_hang_on_a_repeated_dataset(capsys):
-    out = static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True).repeat())
-    assert "more than 10 batches, the range's whole batches: leave out repeat() and padding" in out
-
-
-def test_static_batches_refuses_stand_in_batches_of_the_right_shape(capsys):
-    stand_in = tf.data.Dataset.from_tensors((tf.zeros(GLOBAL, tf.int64),) * 2)
-    assert "must hold the range's first 160 examples" in static_verdict(capsys, stand_in)
-
-
-def test_static_batches_refuses_a_padded_last_batch_that_repeats_examples(capsys):
-    padded = uneven_range().concatenate(uneven_range().take(GLOBAL - 3)).batch(GLOBAL, drop_remainder=True)  # 11
-    assert "more than 10 batches" in static_verdict(capsys, padded)
+@pytest.mark.parametrize("answer", [starting_step, solution_step])
+def test_the_check_does_not_change_with_the_global_policy(capsys, answer):
+    first = verdict(capsys, answer)
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        assert verdict(capsys, answer) == first
+    finally:
+        keras.config.set_dtype_policy("float32")

@@ -1,177 +1,163 @@
-"""Chapter 6's measured exercises: each checker accepts its solution and refuses the starting code and each shortcut."""
+"""Chapter 6's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
 
-import os
+import re
 
-import keras
 import pytest
+import tensorflow as tf
 
+from helpers.chapters.ch06_input_pipelines import label_from_path, read_image
 from helpers.exercises import check
 
 
-def verdict(capsys, name, answer):
-    check(name, answer)
+def verdict(capsys, answer):
+    assert check("ch6.faster_pipeline", answer) is None
     out = capsys.readouterr().out
     assert out.count("\n") == 1, out
     return out.rstrip("\n")
 
 
-# ch6.each_element_once: through_the_service(dataset, service_target) -> the dataset the trainer reads.
-
-def service(mode):
-    import tensorflow as tf
-
-    return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
+def files(paths):
+    return tf.data.Dataset.from_tensor_slices(list(paths))
 
 
-def test_distributed_epoch_is_accepted(capsys):
-    assert verdict(capsys, "ch6.each_element_once", service("distributed_epoch")) == (
-        "[ch6.each_element_once] Correct. Well done.")
+def decoded(paths, class_names, **map_kwargs):
+    return files(paths).map(lambda p: (read_image(p), label_from_path(p, class_names)), **map_kwargs)
 
 
-def test_the_sharding_policy_itself_is_accepted(capsys):
-    import tensorflow as tf
-
-    assert verdict(capsys, "ch6.each_element_once",
-                   service(tf.data.experimental.service.ShardingPolicy.DYNAMIC)).endswith("Correct. Well done.")
+def slow_pipeline(paths, class_names):  # the starting code, as the notebook gives it
+    return decoded(paths, class_names).batch(64)
 
 
-def test_the_starting_code_gets_the_count_it_received(capsys):
-    assert verdict(capsys, "ch6.each_element_once", service("parallel_epochs")) == (
-        "[ch6.each_element_once] Not yet: the trainer received 24 elements for 12 (12 distinct): with 2 tf.data "
-        "workers, which processing mode splits one epoch between them?")
+def faster_pipeline(paths, class_names):  # the folded solution
+    ds = decoded(paths, class_names, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.cache().batch(64).prefetch(tf.data.AUTOTUNE)
 
 
-def test_the_dataset_itself_does_not_go_through_the_service(capsys):
-    assert verdict(capsys, "ch6.each_element_once", lambda dataset, target: dataset) == (
-        "[ch6.each_element_once] Not yet: the trainer received 12 elements, but none came through the tf.data "
-        "service: apply tf.data.experimental.service.distribute(...) to the dataset.")
+NOT_YET = "[ch6.faster_pipeline] Not yet: "
 
 
-def test_dropping_the_copies_of_parallel_epochs_is_refused(capsys):
-    out = verdict(capsys, "ch6.each_element_once", lambda dataset, target: service("parallel_epochs")(
-        dataset, target).unique())
-    assert out.startswith("[ch6.each_element_once] Not yet: each element arrived once, but each of the 2 tf.data "
-                          "workers produced all 12"), out
+def test_the_solution_is_accepted(capsys):
+    assert verdict(capsys, faster_pipeline) == "[ch6.faster_pipeline] Correct. Well done."
 
 
-def test_taking_the_first_twelve_of_parallel_epochs_is_refused(capsys):
-    out = verdict(capsys, "ch6.each_element_once",
-                  lambda dataset, target: service("parallel_epochs")(dataset, target).take(12))
-    # Which 12 arrive first depends on the two workers' pace: copies among them, or (rarely) one worker's all 12.
-    assert out.startswith("[ch6.each_element_once] Not yet: "), out
-    assert "received 12 elements for 12 (" in out or "each of the 2 tf.data workers produced all 12" in out, out
+def test_the_solution_is_accepted_with_the_slow_pipeline_beside_it(capsys):
+    assert verdict(capsys, (slow_pipeline, faster_pipeline)) == "[ch6.faster_pipeline] Correct. Well done."
 
 
-def test_a_service_followed_by_prefetch_is_accepted(capsys):
-    assert verdict(capsys, "ch6.each_element_once", lambda dataset, target: service("distributed_epoch")(
-        dataset, target).prefetch(1)) == "[ch6.each_element_once] Correct. Well done."
+def test_the_starting_code_gets_the_measured_ratio_its_noise_and_what_to_try(capsys):
+    out = verdict(capsys, slow_pipeline)
+    assert re.fullmatch(re.escape(NOT_YET) + r"an epoch of faster_pipeline ran [01]\.\dx as fast as the starting "
+                        r"slow_pipeline \(which varied \d+\.\d\dx against itself\); the goal is 2x, and beyond that "
+                        r"noise\. Decode in parallel .*prefetch\(\)\.", out), out
 
 
-@pytest.mark.parametrize("answer", [
-    lambda dataset, target: service("distributed_epoch")(dataset, target).take(0).concatenate(dataset),
-    lambda dataset, target: service("distributed_epoch")(dataset, target).take(1).flat_map(lambda _: dataset),
-], ids=["concatenated", "captured"])
-def test_a_source_read_beside_the_service_is_refused(capsys, answer):
-    # The graph holds a DataServiceDataset, but the 12 elements come straight from the dataset read beside it.
-    assert verdict(capsys, "ch6.each_element_once", answer) == (
-        "[ch6.each_element_once] Not yet: the trainer received 12 elements, but the returned dataset also reads a "
-        "source beside the tf.data service (RangeDataset): return the dataset that "
-        "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after it.")
+def test_a_slower_slow_pipeline_does_not_lower_the_bar(capsys):
+    def slower(paths, class_names):  # the learner's "baseline", made slower: the checker times its own copy
+        return decoded(paths, class_names).map(lambda x, y: (tf.image.resize(tf.image.resize(x, (512, 512)),
+                                                                              (64, 64)), y)).batch(64)
+
+    assert verdict(capsys, (slower, slow_pipeline)).startswith(NOT_YET + "an epoch of faster_pipeline ran ")
 
 
-def test_not_a_dataset_gets_a_hint(capsys):
-    out = verdict(capsys, "ch6.each_element_once", lambda dataset, target: [1, 2])
-    assert out == ("[ch6.each_element_once] Not yet: through_the_service must return a tf.data.Dataset (it returned "
-                   "a list).")
+def test_a_pipeline_that_does_not_decode_is_refused(capsys):
+    def raw_bytes(paths, class_names):
+        return files(paths).map(lambda p: (tf.io.read_file(p), label_from_path(p, class_names))).cache().batch(64)
+
+    out = verdict(capsys, raw_bytes)
+    assert out.startswith(NOT_YET + "faster_pipeline must yield (images, labels) batches as slow_pipeline does: "
+                          "float32 images of shape (batch, 64, 64, 3)"), out
 
 
-# ch6.resumed_weights: train(model, dataset, epochs, backup_dir, callbacks), killed once, then run again.
+def test_undivided_pixels_are_refused(capsys):
+    def uint8(paths, class_names):
+        return files(paths).map(lambda p: (tf.io.decode_jpeg(tf.io.read_file(p), channels=3),
+                                           label_from_path(p, class_names))).cache().batch(64)
 
-def with_backup(model, dataset, epochs, backup_dir, callbacks):  # the solution
-    backup = keras.callbacks.BackupAndRestore(backup_dir)
-    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
-
-
-def starting_code(model, dataset, epochs, backup_dir, callbacks):
-    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+    assert verdict(capsys, uint8).startswith(NOT_YET + "faster_pipeline must yield (images, labels) batches")
 
 
-def backup_after_the_check(model, dataset, epochs, backup_dir, callbacks):
-    model.fit(dataset, epochs=epochs, callbacks=[*callbacks, keras.callbacks.BackupAndRestore(backup_dir)], verbose=0)
+def test_stand_in_images_of_the_right_shape_are_refused(capsys):
+    def zeros(paths, class_names):
+        return files(paths).map(lambda p: (tf.zeros((64, 64, 3)), label_from_path(p, class_names))).batch(64)
+
+    assert verdict(capsys, zeros) == (NOT_YET + "240 of the 240 images do not match a decoded file: every image must "
+                                      "be read from its file and decoded with read_image(p), as slow_pipeline does "
+                                      "(no stand-in or precomputed tensors).")
 
 
-def backup_every_two_steps(model, dataset, epochs, backup_dir, callbacks):
-    backup = keras.callbacks.BackupAndRestore(backup_dir, save_freq=2)
-    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
+def test_precomputed_tensors_not_from_these_files_are_refused(capsys, tmp_path):
+    from helpers.images import list_image_folder, make_image_folder
+
+    other, _, _ = list_image_folder(make_image_folder(tmp_path / "other", per_class=40, seed=1))
+    images = tf.concat(list(files(other).map(read_image).batch(64)), axis=0)  # decoded once, from other files
+
+    def precomputed(paths, class_names):
+        labels = files(paths).map(lambda p: label_from_path(p, class_names))
+        return tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(images), labels)).batch(64)
+
+    assert verdict(capsys, precomputed).startswith(NOT_YET + "240 of the 240 images do not match a decoded file")
 
 
-def reseeded(model, dataset, epochs, backup_dir, callbacks):  # restores nothing: re-creates the first initial weights
-    keras.utils.set_random_seed(0)
-    model.set_weights(keras.models.clone_model(model).get_weights())
-    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+def test_a_cached_constant_is_refused(capsys):
+    def one_file(paths, class_names):  # one decoded file, cached and handed out for every file
+        return decoded(paths[:1], class_names).cache().repeat(len(paths)).batch(64)
+
+    assert verdict(capsys, one_file) == (NOT_YET + "faster_pipeline must deliver every file exactly once per epoch: "
+                                         "239 files came out more than once and as many not at all.")
 
 
-def fewer_epochs(model, dataset, epochs, backup_dir, callbacks):
-    model.fit(dataset, epochs=epochs - 1, callbacks=callbacks, verbose=0)
+def test_a_pipeline_that_loses_files_is_refused(capsys):
+    def drops_files(paths, class_names):
+        return faster_pipeline(paths, class_names).take(1)
+
+    assert verdict(capsys, drops_files) == (NOT_YET + "faster_pipeline must deliver every file exactly once per epoch, "
+                                            "as slow_pipeline does (64 images came out for 240 files).")
 
 
-def skips_to_the_epoch(model, dataset, epochs, backup_dir, callbacks):  # resumes the count, not the weights
-    marker = os.path.join(backup_dir, "epoch")
-    start = int(open(marker).read()) if os.path.exists(marker) else 0
+def test_a_pipeline_that_empties_after_its_first_epoch_is_refused(capsys):
+    def first_epoch_only(paths, class_names):  # a right first epoch, then nothing: the timed epochs would be free
+        ds, calls = slow_pipeline(paths, class_names), []
 
-    class Mark(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            with open(marker, "w") as f:
-                f.write(str(epoch + 1))
+        def batches():
+            calls.append(1)
+            if len(calls) == 1:
+                yield from ((x.numpy(), y.numpy()) for x, y in ds)
 
-    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Mark(), *callbacks], verbose=0)
+        return tf.data.Dataset.from_generator(batches, output_signature=ds.element_spec)
 
-
-def weights_without_optimizer(model, dataset, epochs, backup_dir, callbacks):  # loses Adam's state
-    path, marker = os.path.join(backup_dir, "last.weights.h5"), os.path.join(backup_dir, "epoch")
-    start = 0
-    if os.path.exists(path):
-        model.load_weights(path)  # the new model's optimizer is not built yet: its saved state is not restored
-        start = int(open(marker).read())
-
-    class Save(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            model.save_weights(path)
-            with open(marker, "w") as f:
-                f.write(str(epoch + 1))
-
-    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Save(), *callbacks], verbose=0)
+    assert verdict(capsys, first_epoch_only) == (
+        NOT_YET + "faster_pipeline must deliver every file exactly once in every epoch: 15 of the 15 timed epochs held "
+        "0 images for 240 files.")
 
 
-def forgets_the_callbacks(model, dataset, epochs, backup_dir, callbacks):
-    backup = keras.callbacks.BackupAndRestore(backup_dir)
-    model.fit(dataset, epochs=epochs, callbacks=[backup], verbose=0)
+def test_an_endless_pipeline_is_refused(capsys):
+    def endless(paths, class_names):
+        return faster_pipeline(paths, class_names).repeat()
+
+    assert verdict(capsys, endless) == (NOT_YET + "faster_pipeline must deliver every file exactly once per epoch, as "
+                                        "slow_pipeline does (304+ images came out for 240 files: an epoch must end, so "
+                                        "no repeat()).")
 
 
-@pytest.mark.parametrize("answer", [with_backup, backup_after_the_check], ids=["backup first", "backup last"])
-def test_a_backup_restored_on_restart_is_accepted(capsys, answer):
-    assert verdict(capsys, "ch6.resumed_weights", answer) == "[ch6.resumed_weights] Correct. Well done."
+def test_bigger_batches_are_refused(capsys):
+    def one_batch(paths, class_names):
+        return decoded(paths, class_names, num_parallel_calls=tf.data.AUTOTUNE).cache().batch(len(paths))
+
+    assert verdict(capsys, one_batch) == (NOT_YET + "keep batches of 64 as slow_pipeline does (batch(64) once, after "
+                                          "the map); the batch sizes were [240].")
+
+
+def test_wrong_labels_are_refused(capsys):
+    def all_zero(paths, class_names):
+        return files(paths).map(lambda p: (read_image(p), tf.constant(0, tf.int64))).cache().batch(64)
+
+    assert verdict(capsys, all_zero) == (NOT_YET + "200 labels do not match their images' folders: pair each image "
+                                         "with label_from_path(p, class_names), as slow_pipeline does.")
 
 
 @pytest.mark.parametrize("answer, hint", [
-    (starting_code, r"the restarted run trained 16 steps \(epochs 0-3\): it started over and ended \S+ away from the "
-                    r"uninterrupted run's weights\. Keep a backup in backup_dir"),
-    (reseeded, r"the restarted run trained 16 steps \(epochs 0-3\): it started over \(its weights match only because "
-               r"it re-created the first run's initial weights\)"),
-    (fewer_epochs, r"the restarted run trained 12 steps \(epochs 0-2\) and ended \S+ away"),
-    (skips_to_the_epoch, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away from the uninterrupted "
-                         r"run's weights: it must continue from the model and optimizer state at the end of epoch 1"),
-    (backup_every_two_steps, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*a backup every N "
-                             r"steps restarts the epoch from its first batch"),
-    (weights_without_optimizer, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*the "
-                                r"optimizer's state was not restored: build a new model's optimizer before "
-                                r"load_weights"),
-    (forgets_the_callbacks, r"the first run was to be interrupted after step 3 of epoch 2 but was not: pass "
-                            r"`callbacks` to fit"),
-], ids=["starting code", "reseeded", "fewer epochs", "epoch count only", "backup every 2 steps",
-        "weights without optimizer", "callbacks dropped"])
-def test_runs_that_do_not_resume_exactly_are_refused(capsys, answer, hint):
-    import re
-
-    out = verdict(capsys, "ch6.resumed_weights", answer)
-    assert re.match(rf"\[ch6\.resumed_weights\] Not yet: {hint}", out), out
+    (lambda: tf.data.Dataset.range(3), "pass the function itself"),
+    (lambda: lambda paths, class_names: [1, 2, 3], "faster_pipeline must return a tf.data.Dataset"),
+])
+def test_answers_that_are_not_pipelines_get_a_hint(capsys, answer, hint):
+    assert verdict(capsys, answer()).startswith(NOT_YET + hint)

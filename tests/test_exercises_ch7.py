@@ -1,137 +1,177 @@
-"""Chapter 7's exercise checker: it profiles the learner's pipeline itself. The solution passes; the starting code, a
-step breakdown written by hand, a pipeline of made-up tensors, and shortcuts around the simulated storage (reads
-without its latency, a few batches cached and repeated) are refused; a cache of every file, filled before the
-profiled steps, is chapter 5's own fix and is accepted."""
+"""Chapter 7's measured exercises: each checker accepts its solution and refuses the starting code and each shortcut."""
 
+import os
+
+import keras
 import pytest
-import tensorflow as tf
 
-import helpers.images as images
-from helpers.chapters import ch07_profiling as ch7
 from helpers.exercises import check
 
-NOT_YET = "[ch7.not_input_bound] Not yet: "
+
+def verdict(capsys, name, answer):
+    check(name, answer)
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    return out.rstrip("\n")
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return images.make_image_folder(tmp_path_factory.mktemp("shapes"), per_class=20)
+# ch7.each_element_once: through_the_service(dataset, service_target) -> the dataset the trainer reads.
+
+def service(mode):
+    import tensorflow as tf
+
+    return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
 
 
-@pytest.fixture
-def verdict(folder, monkeypatch, capsys):
-    monkeypatch.setattr(images, "default_root", lambda: folder)  # the check profiles on this folder's files
-
-    def run(answer):
-        assert check("ch7.not_input_bound", answer) is None
-        out = capsys.readouterr().out
-        assert out.count("\n") == 1, out
-        return out.rstrip("\n")
-    return run
+def test_distributed_epoch_is_accepted(capsys):
+    assert verdict(capsys, "ch7.each_element_once", service("distributed_epoch")) == (
+        "[ch7.each_element_once] Correct. Well done.")
 
 
-def starting(paths, labels, class_names, batch=32):  # the notebook's starting code
-    ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
-    return ds.batch(batch).repeat()
+def test_the_sharding_policy_itself_is_accepted(capsys):
+    import tensorflow as tf
+
+    assert verdict(capsys, "ch7.each_element_once",
+                   service(tf.data.experimental.service.ShardingPolicy.DYNAMIC)).endswith("Correct. Well done.")
 
 
-def test_the_solution_is_accepted(verdict):
-    assert verdict(ch7.fixed_pipeline) == "[ch7.not_input_bound] Correct. Well done."
+def test_the_starting_code_gets_the_count_it_received(capsys):
+    assert verdict(capsys, "ch7.each_element_once", service("parallel_epochs")) == (
+        "[ch7.each_element_once] Not yet: the trainer received 24 elements for 12 (12 distinct): with 2 tf.data "
+        "workers, which processing mode splits one epoch between them?")
 
 
-def test_the_starting_code_is_refused_with_the_share_its_profile_measured(verdict):
-    out = verdict(starting)
-    assert out.startswith(NOT_YET + "in the check's profiles, my_pipeline's step waits ") and \
-        "the goal is 20% or less of the step, and a third or less of the starting code's wait" in out, out
+def test_the_dataset_itself_does_not_go_through_the_service(capsys):
+    assert verdict(capsys, "ch7.each_element_once", lambda dataset, target: dataset) == (
+        "[ch7.each_element_once] Not yet: the trainer received 12 elements, but none came through the tf.data "
+        "service: apply tf.data.experimental.service.distribute(...) to the dataset.")
 
 
-def test_a_step_breakdown_written_by_hand_is_refused(verdict):
-    # The old loophole: the check trusted the dict it was given.
-    forged = {"steps": 6, "step ms": 25.0, "input": 1.0, "xprof says": "not input-bound"}
-    assert verdict(forged).startswith(NOT_YET + "pass the function my_pipeline itself (not a step breakdown")
+def test_dropping_the_copies_of_parallel_epochs_is_refused(capsys):
+    out = verdict(capsys, "ch7.each_element_once", lambda dataset, target: service("parallel_epochs")(
+        dataset, target).unique())
+    assert out.startswith("[ch7.each_element_once] Not yet: each element arrived once, but each of the 2 tf.data "
+                          "workers produced all 12"), out
 
 
-def test_a_pipeline_of_made_up_tensors_is_refused(verdict):
-    def made_up(paths, labels, class_names, batch=32):  # never waits for storage, never reads a file
-        images_ = tf.zeros((batch, images.IMAGE_SIZE, images.IMAGE_SIZE, 3))
-        return tf.data.Dataset.from_tensors((images_, tf.zeros((batch,), tf.int64))).repeat()
-
-    assert verdict(made_up).startswith(NOT_YET + "my_pipeline delivered an image that matches no file of its label")
-
-
-def test_images_paired_with_the_wrong_labels_are_refused(verdict):
-    def shifted_labels(paths, labels, class_names, batch=32):
-        return ch7.fixed_pipeline(paths, labels, class_names, batch).map(lambda x, y: (x, (y + 1) % len(class_names)))
-
-    assert verdict(shifted_labels).startswith(NOT_YET + "my_pipeline delivered an image that matches no file")
+def test_taking_the_first_twelve_of_parallel_epochs_is_refused(capsys):
+    out = verdict(capsys, "ch7.each_element_once",
+                  lambda dataset, target: service("parallel_epochs")(dataset, target).take(12))
+    # Which 12 arrive first depends on the two workers' pace: copies among them, or (rarely) one worker's all 12.
+    assert out.startswith("[ch7.each_element_once] Not yet: "), out
+    assert "received 12 elements for 12 (" in out or "each of the 2 tf.data workers produced all 12" in out, out
 
 
-def fake_profiles(monkeypatch, *breakdowns):
-    """Profiles without the profiler: profile_fit only draws the batches that fit would train on (so the pipeline
-    reads its files, and the check counts the simulated waits), and each step_breakdown is the next one given."""
-    import helpers.chapters.ch07_profiling as chapter
-
-    remaining = iter(breakdowns)
-    monkeypatch.setattr(chapter, "profile_fit",
-                        lambda model, dataset, logdir, first=3, last=8: list(dataset.take(last)))
-    monkeypatch.setattr(chapter, "step_breakdown", lambda logdir: next(remaining))
+def test_a_service_followed_by_prefetch_is_accepted(capsys):
+    assert verdict(capsys, "ch7.each_element_once", lambda dataset, target: service("distributed_epoch")(
+        dataset, target).prefetch(1)) == "[ch7.each_element_once] Correct. Well done."
 
 
-def test_a_wait_that_a_busy_machine_hides_is_refused_against_the_starting_code(verdict, monkeypatch):
-    # On a busy machine the model slows, tf.data's injected prefetch hides the starting code's reads, and its step can
-    # wait 20% or less: the check then profiles the starting code too, and the wait must be a third of its or less.
-    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 15.0, "xprof says": ""},  # my_pipeline: 15%
-                  {"steps": 6, "step ms": 100.0, "input": 18.0, "xprof says": ""})  # the starting code
-    assert verdict(starting) == (
-        NOT_YET + "in the check's profiles, my_pipeline's step waits 15.0 ms for data (15% of the step), the starting "
-        "code's 18.0 ms (profiled just after, on the same machine); the goal is 20% or less of the step, and a third "
-        "or less of the starting code's wait. Read several files at once (file_dataset's parallel and io_threads), "
-        "let them arrive in any order, and prefetch.")
+@pytest.mark.parametrize("answer", [
+    lambda dataset, target: service("distributed_epoch")(dataset, target).take(0).concatenate(dataset),
+    lambda dataset, target: service("distributed_epoch")(dataset, target).take(1).flat_map(lambda _: dataset),
+], ids=["concatenated", "captured"])
+def test_a_source_read_beside_the_service_is_refused(capsys, answer):
+    # The graph holds a DataServiceDataset, but the 12 elements come straight from the dataset read beside it.
+    assert verdict(capsys, "ch7.each_element_once", answer) == (
+        "[ch7.each_element_once] Not yet: the trainer received 12 elements, but the returned dataset also reads a "
+        "source beside the tf.data service (RangeDataset): return the dataset that "
+        "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after it.")
 
 
-@pytest.mark.parametrize("latency_s", [0.0, ch7.LATENCY_S / 100], ids=["no latency", "a token latency"])
-def test_reads_without_the_simulated_latency_are_refused(verdict, latency_s):
-    # A shortcut: the same sequential reads, minus the storage wait the exercise is about.
-    def without_latency(paths, labels, class_names, batch=32):
-        return ch7.file_dataset(paths, class_names, latency_s=latency_s, parallel=False).batch(batch).repeat()
-
-    assert verdict(without_latency) == (
-        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times: read every file "
-        "with the starting code's 2 ms latency (latency_s=LATENCY_S), and make the waits overlap rather than skip "
-        "them.")
+def test_not_a_dataset_gets_a_hint(capsys):
+    out = verdict(capsys, "ch7.each_element_once", lambda dataset, target: [1, 2])
+    assert out == ("[ch7.each_element_once] Not yet: through_the_service must return a tf.data.Dataset (it returned "
+                   "a list).")
 
 
-def cached_batches(count):
-    """A shortcut: every image is a real file's, but the model trains on the first `count` batches over and over."""
-    def pipeline(paths, labels, class_names, batch=32):
-        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False)
-        return ds.batch(batch).take(count).cache().repeat()
+# ch7.resumed_weights: train(model, dataset, epochs, backup_dir, callbacks), killed once, then run again.
 
-    return pipeline
+def with_backup(model, dataset, epochs, backup_dir, callbacks):  # the solution
+    backup = keras.callbacks.BackupAndRestore(backup_dir)
+    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
 
 
-@pytest.mark.parametrize("count, hint", [
-    (1, "my_pipeline's first two batches (64 images from the 64 files it was given, one epoch) held only 32 different "
-        "files: deliver every file once per epoch, with no take() of a few batches cached and repeated (cache the "
-        "whole dataset or nothing) and no shuffle after repeat()."),
-    # Two batches: the check's sample (two batches) cannot tell, the waits counted while profiling can.
-    (2, "while the check profiled it, my_pipeline trained on 256 images from 120 files but waited for the simulated "
-        "storage only 64 times (at least 120: one wait per file read, or every file read once into a cache): read "
-        "the files with their 2 ms latency, rather than repeating a few cached batches."),
-], ids=["one batch", "two batches"])
-def test_a_few_batches_cached_and_repeated_are_refused(verdict, monkeypatch, count, hint):
-    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""})
-    assert verdict(cached_batches(count)) == NOT_YET + hint
+def starting_code(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
 
 
-def test_a_cache_of_every_file_filled_before_the_profiled_steps_is_accepted(verdict, monkeypatch):
-    # Chapter 5's cache(): its shuffle buffer reads every file, with the latency, before the first batch, and the
-    # profiled steps train from memory. That is the steady state of a real training, not a shortcut.
-    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""},
-                  {"steps": 6, "step ms": 100.0, "input": 60.0, "xprof says": ""})
+def backup_after_the_check(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs, callbacks=[*callbacks, keras.callbacks.BackupAndRestore(backup_dir)], verbose=0)
 
-    def cached(paths, labels, class_names, batch=32):
-        ds = ch7.file_dataset(paths, class_names, latency_s=ch7.LATENCY_S, parallel=False, cache=True)
-        return ds.batch(batch).repeat()
 
-    assert verdict(cached) == "[ch7.not_input_bound] Correct. Well done."
+def backup_every_two_steps(model, dataset, epochs, backup_dir, callbacks):
+    backup = keras.callbacks.BackupAndRestore(backup_dir, save_freq=2)
+    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
+
+
+def reseeded(model, dataset, epochs, backup_dir, callbacks):  # restores nothing: re-creates the first initial weights
+    keras.utils.set_random_seed(0)
+    model.set_weights(keras.models.clone_model(model).get_weights())
+    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+
+
+def fewer_epochs(model, dataset, epochs, backup_dir, callbacks):
+    model.fit(dataset, epochs=epochs - 1, callbacks=callbacks, verbose=0)
+
+
+def skips_to_the_epoch(model, dataset, epochs, backup_dir, callbacks):  # resumes the count, not the weights
+    marker = os.path.join(backup_dir, "epoch")
+    start = int(open(marker).read()) if os.path.exists(marker) else 0
+
+    class Mark(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            with open(marker, "w") as f:
+                f.write(str(epoch + 1))
+
+    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Mark(), *callbacks], verbose=0)
+
+
+def weights_without_optimizer(model, dataset, epochs, backup_dir, callbacks):  # loses Adam's state
+    path, marker = os.path.join(backup_dir, "last.weights.h5"), os.path.join(backup_dir, "epoch")
+    start = 0
+    if os.path.exists(path):
+        model.load_weights(path)  # the new model's optimizer is not built yet: its saved state is not restored
+        start = int(open(marker).read())
+
+    class Save(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            model.save_weights(path)
+            with open(marker, "w") as f:
+                f.write(str(epoch + 1))
+
+    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Save(), *callbacks], verbose=0)
+
+
+def forgets_the_callbacks(model, dataset, epochs, backup_dir, callbacks):
+    backup = keras.callbacks.BackupAndRestore(backup_dir)
+    model.fit(dataset, epochs=epochs, callbacks=[backup], verbose=0)
+
+
+@pytest.mark.parametrize("answer", [with_backup, backup_after_the_check], ids=["backup first", "backup last"])
+def test_a_backup_restored_on_restart_is_accepted(capsys, answer):
+    assert verdict(capsys, "ch7.resumed_weights", answer) == "[ch7.resumed_weights] Correct. Well done."
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (starting_code, r"the restarted run trained 16 steps \(epochs 0-3\): it started over and ended \S+ away from the "
+                    r"uninterrupted run's weights\. Keep a backup in backup_dir"),
+    (reseeded, r"the restarted run trained 16 steps \(epochs 0-3\): it started over \(its weights match only because "
+               r"it re-created the first run's initial weights\)"),
+    (fewer_epochs, r"the restarted run trained 12 steps \(epochs 0-2\) and ended \S+ away"),
+    (skips_to_the_epoch, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away from the uninterrupted "
+                         r"run's weights: it must continue from the model and optimizer state at the end of epoch 1"),
+    (backup_every_two_steps, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*a backup every N "
+                             r"steps restarts the epoch from its first batch"),
+    (weights_without_optimizer, r"the restarted run trained 8 steps \(epochs 2-3\) and ended \S+ away .*the "
+                                r"optimizer's state was not restored: build a new model's optimizer before "
+                                r"load_weights"),
+    (forgets_the_callbacks, r"the first run was to be interrupted after step 3 of epoch 2 but was not: pass "
+                            r"`callbacks` to fit"),
+], ids=["starting code", "reseeded", "fewer epochs", "epoch count only", "backup every 2 steps",
+        "weights without optimizer", "callbacks dropped"])
+def test_runs_that_do_not_resume_exactly_are_refused(capsys, answer, hint):
+    import re
+
+    out = verdict(capsys, "ch7.resumed_weights", answer)
+    assert re.match(rf"\[ch7\.resumed_weights\] Not yet: {hint}", out), out

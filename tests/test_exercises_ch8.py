@@ -1,176 +1,137 @@
-"""Chapter 8's exercise checkers, with the answers taken from the notebook itself: the folded solutions are accepted,
-the starting code and each loophole rejected. The kernel exercise runs in a fresh interpreter, on the devices the
-chapter's device cell makes by default (no DEVICES, no COURSE_DEVICES)."""
+"""Chapter 8's exercise checker: it profiles the learner's pipeline itself. The solution passes; the starting code, a
+step breakdown written by hand, a pipeline of made-up tensors, and shortcuts around the simulated storage (reads
+without its latency, a few batches cached and repeated) are refused; a cache of every file, filled before the
+profiled steps, is chapter 6's own fix and is accepted."""
 
-from __future__ import annotations
-
-import re
-from pathlib import Path
-
-import nbformat
 import pytest
-from conftest import run_python
+import tensorflow as tf
 
-from helpers.chapters.ch08_bigger_than_one_device import is_out_of_memory, largest_batch
+import helpers.images as images
+from helpers.chapters import ch08_profiling as ch8
 from helpers.exercises import check
-from helpers.experiments import ch08_bigger_than_one_device as ch8
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK = ROOT / "notebooks" / "08_bigger_than_one_device.ipynb"
-
-
-def cells():
-    return nbformat.read(NOTEBOOK, as_version=4).cells
-
-
-def code_cell(containing: str) -> str:
-    found = [c.source for c in cells() if c.cell_type == "code" and containing in c.source]
-    assert len(found) == 1, containing
-    return found[0]
-
-
-def folded_solution(exercise: str) -> str:
-    """The code of the <details> Solution cell right after the cell that checks `exercise`."""
-    nb = cells()
-    at = next(i for i, c in enumerate(nb) if c.cell_type == "code" and f'check("{exercise}"' in c.source)
-    solution = nb[at + 1].source
-    assert solution.startswith("<details><summary>Solution</summary>")
-    blocks = re.findall(r"```python\n(.*?)```", solution, re.DOTALL)
-    return blocks[0] if blocks else re.findall(r"`(layout\[.*?)`", solution)[0]
-
-
-def function(source: str, name: str = "exact_largest_batch"):
-    """The function `name` defined by `source` (a cell's first block, up to its first top-level statement after the
-    def), with the chapter's largest_batch and is_out_of_memory in reach, as in the notebook."""
-    namespace = {"largest_batch": largest_batch, "is_out_of_memory": is_out_of_memory}
-    exec(source.split("\n\n\n")[0], namespace)
-    return namespace[name]
-
-
-def solution():
-    """The folded solution of ch8.exact_largest_batch (tests/test_exercises.py's RIGHT_ANSWERS uses it too)."""
-    return function(folded_solution("ch8.exact_largest_batch"))
-
-
-def verdict(capsys, answer, name="ch8.exact_largest_batch"):
-    check(name, answer)
-    return capsys.readouterr().out.strip()
-
-
-def test_the_folded_search_is_accepted(capsys):
-    assert verdict(capsys, solution()) == "[ch8.exact_largest_batch] Correct. Well done."
-
-
-def test_the_folded_search_finds_the_exact_batch_on_the_chapter_device():
-    keras = pytest.importorskip("keras")
-    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
-    model.compile(optimizer="adam", loss="mse")
-    device = ch8.simulated_device(model, None, memory_mb=ch8.needed_mb(model, 300) + 1e-9)
-    assert largest_batch(device, 8, 1024) == 256 and solution()(device, 8, 1024) == 300
-
-
-def test_the_starting_code_is_rejected(capsys):
-    starting = function(code_cell('check("ch8.exact_largest_batch"'))
-    assert "returned 64: the doubling stops at a power of two" in verdict(capsys, starting)
-
-
-def test_a_constant_is_rejected(capsys):
-    assert "the largest batch that fits is" in verdict(capsys, lambda try_batch, start=8, limit=4096: 777)
-
-
-def test_trying_every_size_is_rejected(capsys):
-    def one_by_one(try_batch, start=8, limit=4096):
-        fits = None
-        for batch in range(start, limit + 1):
-            try:
-                try_batch(batch)
-            except Exception as err:
-                if not is_out_of_memory(err):
-                    raise
-                break
-            fits = batch
-        return fits
-
-    assert re.search(r"right answer, but it tried \d+ sizes .* at most 23", verdict(capsys, one_by_one))
-
-
-def test_taking_any_error_for_too_big_is_rejected(capsys):
-    catch_all = function(folded_solution("ch8.exact_largest_batch").replace(
-        "            if not is_out_of_memory(err):\n                raise  # a shape mistake is not \"too big\"\n", ""))
-    assert "catch only out-of-memory errors" in verdict(capsys, catch_all)
-
-
-def test_trying_past_the_limit_is_rejected(capsys):
-    past = function(folded_solution("ch8.exact_largest_batch").replace("min(2 * fits, limit + 1)", "2 * fits"))
-    assert "outside start..limit" in verdict(capsys, past)
-
-
-def test_a_number_instead_of_the_function_is_rejected(capsys):
-    assert "pass your function itself" in verdict(capsys, 128)
-
-
-KERNEL = """
-import contextlib, io, json, os, re
-os.environ.pop("COURSE_DEVICES", None)  # the default runtime: no DEVICES, no COURSE_DEVICES
-import helpers
-DEVICES = None
-course = helpers.setup(fast=True, devices=DEVICES, backend="jax", verbose=False)
-exec(DEVICE_CELL)
-devices = dist.list_devices("cpu")
-exec(MESH_LINES)
-exec(LAYOUT_OF)
-
-def verdict(source):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(source, globals())
-    return out.getvalue().strip().splitlines()[-1]
-
-exec(SECTION_4_LAYOUT)  # section 4's model, mp_model: its last kernel is on the model axis already
-dist.set_distribution(dist.ModelParallel(layout_map=layout_map, batch_dim_name="batch"))
-keras.utils.set_random_seed(0)
-from helpers.chapters.ch01_single_gpu import reuters_conv1d
-mp_model = reuters_conv1d(output="logits")
-dist.set_distribution(None)
-
-print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mesh.shape)),
-                  "mp_model": [list(layout_of(mp_model.layers[-1].kernel)),
-                               verdict("helpers.exercises.check('ch8.kernel_on_model_axis', mp_model)")],
-                  "start": verdict(EXERCISE),
-                  "solution": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION)),
-                  "rows": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION.replace('(None, "model")',
-                                                                                          '("model", None)')))}))
-"""
+NOT_YET = "[ch8.not_input_bound] Not yet: "
 
 
 @pytest.fixture(scope="module")
-def kernel_run():
-    """The kernel exercise's verdicts, from one fresh interpreter on the default runtime."""
-    mp_cell = code_cell("MODEL_AXIS = ")
-    mesh_lines = "\n".join(line for line in mp_cell.splitlines()
-                           if line.startswith(("MODEL_AXIS", "mesh = ")))
-    section_4_layout = "\n".join(line for line in mp_cell.splitlines() if line.startswith("layout_map"))
-    layout_of = re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0)
-    exercise = code_cell('check("ch8.kernel_on_model_axis"')
-    first = exercise.splitlines()[1]  # the starting entry, after which the solution's line goes
-    program = "\n".join(f"{name} = {value!r}" for name, value in {
-        "DEVICE_CELL": code_cell("CPU_DEVICES = "), "MESH_LINES": mesh_lines, "LAYOUT_OF": layout_of,
-        "SECTION_4_LAYOUT": section_4_layout, "EXERCISE": exercise, "FIRST": first,
-        "SOLUTION": folded_solution("ch8.kernel_on_model_axis")}.items())
-    return run_python(program + KERNEL)
+def folder(tmp_path_factory):
+    return images.make_image_folder(tmp_path_factory.mktemp("shapes"), per_class=20)
 
 
-def test_the_kernel_exercise_on_the_default_runtime(kernel_run):
-    found = kernel_run
-    assert found["devices"] == 4 and found["mesh"] == {"batch": 2, "model": 2}
-    assert found["solution"] == "[ch8.kernel_on_model_axis] Correct. Well done."
-    assert found["start"].startswith("[ch8.kernel_on_model_axis] Not yet: the last Dense kernel")
-    assert "split along its rows" in found["rows"]
+@pytest.fixture
+def verdict(folder, monkeypatch, capsys):
+    monkeypatch.setattr(images, "default_root", lambda: folder)  # the check profiles on this folder's files
+
+    def run(answer):
+        assert check("ch8.not_input_bound", answer) is None
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1, out
+        return out.rstrip("\n")
+    return run
 
 
-def test_section_4s_model_already_on_the_model_axis_is_rejected(kernel_run):
-    # mp_model's last kernel is (None, "model") from section 4's LayoutMap: passing it needs no entry of one's own.
-    layout, verdict = kernel_run["mp_model"]
-    assert layout == [None, "model"]
-    assert verdict == ("[ch8.kernel_on_model_axis] Not yet: pass the model small that the exercise cell builds "
-                       "(Dense 'hidden', 64 x 256, then Dense 'output', 256 x 46), not another model.")
+def starting(paths, labels, class_names, batch=32):  # the notebook's starting code
+    ds = ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False)
+    return ds.batch(batch).repeat()
+
+
+def test_the_solution_is_accepted(verdict):
+    assert verdict(ch8.fixed_pipeline) == "[ch8.not_input_bound] Correct. Well done."
+
+
+def test_the_starting_code_is_refused_with_the_share_its_profile_measured(verdict):
+    out = verdict(starting)
+    assert out.startswith(NOT_YET + "in the check's profiles, my_pipeline's step waits ") and \
+        "the goal is 20% or less of the step, and a third or less of the starting code's wait" in out, out
+
+
+def test_a_step_breakdown_written_by_hand_is_refused(verdict):
+    # The old loophole: the check trusted the dict it was given.
+    forged = {"steps": 6, "step ms": 25.0, "input": 1.0, "xprof says": "not input-bound"}
+    assert verdict(forged).startswith(NOT_YET + "pass the function my_pipeline itself (not a step breakdown")
+
+
+def test_a_pipeline_of_made_up_tensors_is_refused(verdict):
+    def made_up(paths, labels, class_names, batch=32):  # never waits for storage, never reads a file
+        images_ = tf.zeros((batch, images.IMAGE_SIZE, images.IMAGE_SIZE, 3))
+        return tf.data.Dataset.from_tensors((images_, tf.zeros((batch,), tf.int64))).repeat()
+
+    assert verdict(made_up).startswith(NOT_YET + "my_pipeline delivered an image that matches no file of its label")
+
+
+def test_images_paired_with_the_wrong_labels_are_refused(verdict):
+    def shifted_labels(paths, labels, class_names, batch=32):
+        return ch8.fixed_pipeline(paths, labels, class_names, batch).map(lambda x, y: (x, (y + 1) % len(class_names)))
+
+    assert verdict(shifted_labels).startswith(NOT_YET + "my_pipeline delivered an image that matches no file")
+
+
+def fake_profiles(monkeypatch, *breakdowns):
+    """Profiles without the profiler: profile_fit only draws the batches that fit would train on (so the pipeline
+    reads its files, and the check counts the simulated waits), and each step_breakdown is the next one given."""
+    import helpers.chapters.ch08_profiling as chapter
+
+    remaining = iter(breakdowns)
+    monkeypatch.setattr(chapter, "profile_fit",
+                        lambda model, dataset, logdir, first=3, last=8: list(dataset.take(last)))
+    monkeypatch.setattr(chapter, "step_breakdown", lambda logdir: next(remaining))
+
+
+def test_a_wait_that_a_busy_machine_hides_is_refused_against_the_starting_code(verdict, monkeypatch):
+    # On a busy machine the model slows, tf.data's injected prefetch hides the starting code's reads, and its step can
+    # wait 20% or less: the check then profiles the starting code too, and the wait must be a third of its or less.
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 15.0, "xprof says": ""},  # my_pipeline: 15%
+                  {"steps": 6, "step ms": 100.0, "input": 18.0, "xprof says": ""})  # the starting code
+    assert verdict(starting) == (
+        NOT_YET + "in the check's profiles, my_pipeline's step waits 15.0 ms for data (15% of the step), the starting "
+        "code's 18.0 ms (profiled just after, on the same machine); the goal is 20% or less of the step, and a third "
+        "or less of the starting code's wait. Read several files at once (file_dataset's parallel and io_threads), "
+        "let them arrive in any order, and prefetch.")
+
+
+@pytest.mark.parametrize("latency_s", [0.0, ch8.LATENCY_S / 100], ids=["no latency", "a token latency"])
+def test_reads_without_the_simulated_latency_are_refused(verdict, latency_s):
+    # A shortcut: the same sequential reads, minus the storage wait the exercise is about.
+    def without_latency(paths, labels, class_names, batch=32):
+        return ch8.file_dataset(paths, class_names, latency_s=latency_s, parallel=False).batch(batch).repeat()
+
+    assert verdict(without_latency) == (
+        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times: read every file "
+        "with the starting code's 2 ms latency (latency_s=LATENCY_S), and make the waits overlap rather than skip "
+        "them.")
+
+
+def cached_batches(count):
+    """A shortcut: every image is a real file's, but the model trains on the first `count` batches over and over."""
+    def pipeline(paths, labels, class_names, batch=32):
+        ds = ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False)
+        return ds.batch(batch).take(count).cache().repeat()
+
+    return pipeline
+
+
+@pytest.mark.parametrize("count, hint", [
+    (1, "my_pipeline's first two batches (64 images from the 64 files it was given, one epoch) held only 32 different "
+        "files: deliver every file once per epoch, with no take() of a few batches cached and repeated (cache the "
+        "whole dataset or nothing) and no shuffle after repeat()."),
+    # Two batches: the check's sample (two batches) cannot tell, the waits counted while profiling can.
+    (2, "while the check profiled it, my_pipeline trained on 256 images from 120 files but waited for the simulated "
+        "storage only 64 times (at least 120: one wait per file read, or every file read once into a cache): read "
+        "the files with their 2 ms latency, rather than repeating a few cached batches."),
+], ids=["one batch", "two batches"])
+def test_a_few_batches_cached_and_repeated_are_refused(verdict, monkeypatch, count, hint):
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""})
+    assert verdict(cached_batches(count)) == NOT_YET + hint
+
+
+def test_a_cache_of_every_file_filled_before_the_profiled_steps_is_accepted(verdict, monkeypatch):
+    # Chapter 6's cache(): its shuffle buffer reads every file, with the latency, before the first batch, and the
+    # profiled steps train from memory. That is the steady state of a real training, not a shortcut.
+    fake_profiles(monkeypatch, {"steps": 6, "step ms": 100.0, "input": 1.0, "xprof says": ""},
+                  {"steps": 6, "step ms": 100.0, "input": 60.0, "xprof says": ""})
+
+    def cached(paths, labels, class_names, batch=32):
+        ds = ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False, cache=True)
+        return ds.batch(batch).repeat()
+
+    assert verdict(cached) == "[ch8.not_input_bound] Correct. Well done."

@@ -12,7 +12,7 @@ from helpers import strategies
 from tools import export
 
 ROOT = Path(__file__).resolve().parents[1]
-CH5 = ROOT / "notebooks" / "05_input_pipelines.ipynb"
+CH6 = ROOT / "notebooks" / "06_input_pipelines.ipynb"
 
 
 def test_the_generated_files_are_current():
@@ -26,46 +26,46 @@ def test_every_chapter_module_and_program_is_generated_from_a_notebook():
 
 
 def test_each_cell_is_named_in_its_module():
-    text = export.generated_files([CH5])["helpers/chapters/ch05_input_pipelines.py"]
-    for index, _, _, code in export.exported_cells(CH5):
-        assert f"# notebooks/05_input_pipelines.ipynb, cell {index}\n# in " in text
+    text = export.generated_files([CH6])["helpers/chapters/ch06_input_pipelines.py"]
+    for index, _, _, code in export.exported_cells(CH6):
+        assert f"# notebooks/06_input_pipelines.ipynb, cell {index}\n# in " in text
         assert code in text
-    assert text.startswith('"""Chapter 5\'s code, generated from notebooks/05_input_pipelines.ipynb by `make export`')
+    assert text.startswith('"""Chapter 6\'s code, generated from notebooks/06_input_pipelines.ipynb by `make export`')
     ast.parse(text)
 
 
 def edited_copy(tmp_path, edit) -> Path:
-    copy = tmp_path / CH5.name
-    nb = nbformat.read(CH5, as_version=4)
-    index = export.exported_cells(CH5)[0][0]
+    copy = tmp_path / CH6.name
+    nb = nbformat.read(CH6, as_version=4)
+    index = export.exported_cells(CH6)[0][0]
     nb.cells[index].source = edit(nb.cells[index].source)
     nbformat.write(nb, copy)
     return copy
 
 
 def test_an_edited_cell_makes_its_module_stale_until_exported(tmp_path):
-    module = tmp_path / "helpers" / "chapters" / "ch05_input_pipelines.py"
+    module = tmp_path / "helpers" / "chapters" / "ch06_input_pipelines.py"
     module.parent.mkdir(parents=True)
     shutil.copy(ROOT / "helpers" / "chapters" / module.name, module)
-    assert export.stale([CH5], root=tmp_path) == []
+    assert export.stale([CH6], root=tmp_path) == []
     copy = edited_copy(tmp_path, lambda source: source + "\nEDITED = True")
-    assert export.stale([copy], root=tmp_path) == ["helpers/chapters/ch05_input_pipelines.py"]
-    module.write_text(export.generated_files([copy])["helpers/chapters/ch05_input_pipelines.py"])
+    assert export.stale([copy], root=tmp_path) == ["helpers/chapters/ch06_input_pipelines.py"]
+    module.write_text(export.generated_files([copy])["helpers/chapters/ch06_input_pipelines.py"])
     assert export.stale([copy], root=tmp_path) == []
     assert "EDITED = True" in module.read_text()
 
 
 def test_a_cell_exporting_to_another_chapters_module_is_refused(tmp_path):
-    copy = edited_copy(tmp_path, lambda source: source.replace("ch05_input_pipelines.py", "ch04_tpu.py", 1))
-    with pytest.raises(export.ExportError, match="cell \\d+: exports to helpers/chapters/ch04_tpu.py, but a cell of "
-                                                 "this notebook exports to helpers/chapters/ch05_input_pipelines.py"):
+    copy = edited_copy(tmp_path, lambda source: source.replace("ch06_input_pipelines.py", "ch05_tpu.py", 1))
+    with pytest.raises(export.ExportError, match="cell \\d+: exports to helpers/chapters/ch05_tpu.py, but a cell of "
+                                                 "this notebook exports to helpers/chapters/ch06_input_pipelines.py"):
         export.generated_files([copy])
 
 
 def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "%%writefile ch6_programs/worker.py\n# Exported to helpers/programs/worker.py by `make export`\nprint('hi')")])
-    path = tmp_path / "06_beyond_one_machine.ipynb"
+        "%%writefile ch7_programs/worker.py\n# Exported to helpers/programs/worker.py by `make export`\nprint('hi')")])
+    path = tmp_path / "07_beyond_one_machine.ipynb"
     nbformat.write(nb, path)
     [(target, text)] = export.generated_files([path]).items()
     assert target == "helpers/programs/worker.py"
@@ -77,15 +77,15 @@ def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
 
 
 def test_check_reports_stale_files_and_exits_1(monkeypatch, capsys):
-    monkeypatch.setattr(export, "stale", lambda: ["helpers/chapters/ch05_input_pipelines.py"])
+    monkeypatch.setattr(export, "stale", lambda: ["helpers/chapters/ch06_input_pipelines.py"])
     assert export.main(["--check"]) == 1
-    assert "helpers/chapters/ch05_input_pipelines.py is stale: run `make export`" in capsys.readouterr().out
+    assert "helpers/chapters/ch06_input_pipelines.py is stale: run `make export`" in capsys.readouterr().out
 
 
-def test_chapter_4_teaches_the_calls_choose_strategy_makes():
-    # helpers.strategies (plumbing, used by every chapter) cannot import chapter code: chapter 4's connect_tpu cell
+def test_chapter_5_teaches_the_calls_choose_strategy_makes():
+    # helpers.strategies (plumbing, used by every chapter) cannot import chapter code: chapter 5's connect_tpu cell
     # is kept equal to it here instead.
-    nb = nbformat.read(ROOT / "notebooks" / "04_tpu.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "notebooks" / "05_tpu.ipynb", as_version=4)
     [cell] = [c for c in nb.cells if c.cell_type == "code" and "def connect_tpu" in c.source]
     taught = next(n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef))
     assert ast.dump(taught) == ast.dump(ast.parse(inspect.getsource(strategies.connect_tpu)).body[0])

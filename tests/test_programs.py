@@ -1,4 +1,4 @@
-"""The programs chapter 6 starts as processes (helpers/programs): what they report when run on their own."""
+"""The programs chapter 7 starts as processes (helpers/programs): what they report when run on their own."""
 
 import re
 import sys

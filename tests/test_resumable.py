@@ -55,7 +55,7 @@ def test_killed_run_resumes_and_ends_with_the_same_weights(tmp_path, uninterrupt
 def test_step_backups_lose_less_work_but_keras_restarts_the_epoch(tmp_path, uninterrupted):
     # Keras 3.15's BackupAndRestore(save_freq=N) saves every N steps but, on restore, restarts the epoch from
     # its first batch with the weights saved mid-epoch: those batches are seen twice. If this test fails,
-    # Keras now resumes mid-epoch: update chapter 6's pitfall box.
+    # Keras now resumes mid-epoch: update chapter 7's pitfall box.
     train(tmp_path, "steps", save_freq="4", kill_at="step 2 6")[0].check("the run to kill", returncode=-9)
     resumed, out = train(tmp_path, "steps", save_freq="4")
     resumed.check("the restarted run")

@@ -38,9 +38,9 @@ def test_private_network_has_its_own_loopback_unreachable_from_outside():
 
 
 @needs_namespaces
-def test_chapter_6_workers_train_in_a_private_network(tmp_path):
+def test_chapter_7_workers_train_in_a_private_network(tmp_path):
     # The command line runs the two-worker job inside a namespace and passes on its exit code.
-    code = ("import json, sys\nfrom helpers.chapters.ch06_beyond_one_machine import run_workers\n"
+    code = ("import json, sys\nfrom helpers.chapters.ch07_beyond_one_machine import run_workers\n"
             "from helpers.programs import program\n"
             f"results = run_workers(program('multiworker'), '--out', {str(tmp_path)!r}, '--steps', 4, timeout_s=90)\n"
             "print(json.dumps([r.lines for r in results]))\nsys.exit(7)\n")
@@ -48,7 +48,7 @@ def test_chapter_6_workers_train_in_a_private_network(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 7, done.stderr[-2000:]
     lines = json.loads(done.stdout.splitlines()[-1])
-    # Not the last line: a worker may log the chief's closed socket after its own "done" (chapter 6, section 3).
+    # Not the last line: a worker may log the chief's closed socket after its own "done" (chapter 7, section 3).
     assert all("done" in worker for worker in lines), [worker[-3:] for worker in lines]
 
 

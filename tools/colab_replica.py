@@ -3,12 +3,12 @@
 1. A venv (.venv-colab) on Python 3.13 with exactly the versions in tools/platforms/colab.txt (a subset of
    Colab's published list, tools/platforms/colab-pip-freeze.txt; anything else pip pulled in is a failure).
 2. `pip freeze`, then the installs the notebooks make: this repository without extras (every setup cell), then
-   its `profile` extra (chapter 7 installs XProf), then `pip freeze` again. A preinstalled package that changed
+   its `profile` extra (chapter 8 installs XProf), then `pip freeze` again. A preinstalled package that changed
    or went is a failure (learners must not get a different TensorFlow, widgets or NumPy than their platform
    gave them), and so is an added package that Colab ships (the replica would be missing it).
 3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own
    nbclient; results in build/colab/report.md.
-4. TensorBoard's Profile tab on chapter 7's profile, started as that chapter tells Colab learners to (a newer
+4. TensorBoard's Profile tab on chapter 8's profile, started as that chapter tells Colab learners to (a newer
    protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only).
 
 Standard library only: it runs before any venv exists.
@@ -33,7 +33,7 @@ VENV = ROOT / ".venv-colab"
 BUILD = ROOT / "build" / "colab"
 COURSE_PACKAGE = "tf-fast-course"
 PIP = ("-m", "pip", "--disable-pip-version-check", "-q")
-# What chapter 7 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
+# What chapter 8 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
 # protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
 TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
 
@@ -108,7 +108,7 @@ def build_environment(python: str) -> Path:
 
 def install_course(venv_python: Path) -> list[str]:
     """Uninstall earlier installs, then install the course as the setup cell does and its `profile` extra as
-    chapter 7 does; return what changed."""
+    chapter 8 does; return what changed."""
     subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages()], capture_output=True)
     before = freeze(venv_python)
     run(venv_python, *PIP, "install", ROOT)
@@ -147,12 +147,12 @@ def main(argv=None) -> int:
     wrong = not_run_on_the_replica([BUILD / name for name in names])
     if wrong:
         print("These notebooks' kernels did not run the replica's TensorFlow:", ", ".join(wrong))
-    profile_tab = "07_profiling.ipynb" not in names or tensorboard_shows_the_profile(venv_python)
+    profile_tab = "08_profiling.ipynb" not in names or tensorboard_shows_the_profile(venv_python)
     return 1 if failed or wrong or not profile_tab else 0
 
 
 def tensorboard_shows_the_profile(venv_python: Path) -> bool:
-    """Serve chapter 7's naive-pipeline profile with the replica's TensorBoard, as the chapter tells Colab learners
+    """Serve chapter 8's naive-pipeline profile with the replica's TensorBoard, as the chapter tells Colab learners
     to, and ask the Profile tab for its overview page."""
     sys.path.insert(0, str(ROOT))
     from tools import servers
@@ -160,7 +160,7 @@ def tensorboard_shows_the_profile(venv_python: Path) -> bool:
     folder = BUILD / "protobuf6"
     run(venv_python, *PIP, "install", "--no-deps", "--upgrade", "--target", folder, TENSORBOARD_PROTOBUF)
     try:
-        with servers.tensorboard(ROOT / "notebooks" / "ch7_logs", python=str(venv_python),
+        with servers.tensorboard(ROOT / "notebooks" / "ch8_logs", python=str(venv_python),
                                  env={**os.environ, "PYTHONPATH": str(folder)}) as url:
             runs = json.loads(servers.get(f"{url}/data/plugin/profile/runs"))
             naive = next(run_name for run_name in runs if run_name.startswith("naive"))
@@ -168,7 +168,7 @@ def tensorboard_shows_the_profile(venv_python: Path) -> bool:
             overview = json.loads(servers.get(f"{url}/data/plugin/profile/data?run={naive}&tag=overview_page"
                                               f"&host={host['hostname']}"))
     except (SystemExit, StopIteration, OSError, ValueError) as err:
-        print(f"TensorBoard's Profile tab did not show chapter 7's profile on the replica: {err!r}")
+        print(f"TensorBoard's Profile tab did not show chapter 8's profile on the replica: {err!r}")
         return False
     print(f"TensorBoard's Profile tab on the replica shows {naive}'s overview page.")
     return isinstance(overview, list) and bool(overview)

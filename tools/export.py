@@ -38,7 +38,7 @@ class ExportError(ValueError):
 
 
 def chapter_module(notebook: Path) -> str:
-    """`notebooks/05_input_pipelines.ipynb` -> `helpers/chapters/ch05_input_pipelines.py`."""
+    """`notebooks/06_input_pipelines.ipynb` -> `helpers/chapters/ch06_input_pipelines.py`."""
     number, _, name = notebook.stem.partition("_")
     return f"helpers/chapters/ch{number}_{name}.py"
 

@@ -4,7 +4,7 @@ for `make run` and `make colab`) or JupyterLab (tools/browser.py, on the copy Ju
     problems(executed, stored) -> ["cell 3: raised ZeroDivisionError: division by zero", ...]  # [] when all is well
 
 An error, log lines on stderr (JupyterLab shows them in red) unless the stored notebook shows stderr in that cell on
-purpose (chapter 5's JPEG decoder lines), a code cell not run, a figure shown as text, an exercise without a verdict.
+purpose (chapter 6's JPEG decoder lines), a code cell not run, a figure shown as text, an exercise without a verdict.
 """
 
 from __future__ import annotations

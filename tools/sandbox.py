@@ -1,6 +1,6 @@
 """A private network for the course's own test runs: a fresh Linux network namespace with only a loopback interface.
 
-TensorFlow's gRPC servers (chapter 6's workers, the parameter-server and tf.data service demos) listen on every
+TensorFlow's gRPC servers (chapter 7's workers, the parameter-server and tf.data service demos) listen on every
 interface, without authentication. Run inside a namespace, whatever they open is reachable from nowhere else:
 
     python -m tools.sandbox COMMAND...   # e.g. python -m tools.sandbox make notebook NB=...

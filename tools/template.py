@@ -116,7 +116,7 @@ FAST = "auto"  # @param ["auto", "fast", "full"]
 DEVICES = None  # @param {type:"raw"}
 # BACKEND: Keras's backend for this notebook, set before Keras is imported ("jax" only where a chapter says so).
 BACKEND = "{backend}"  # @param ["tensorflow", "jax"]'''
-# On JAX, chapter 8's device cell asks for JAX CPU devices instead, 4 unless DEVICES or COURSE_DEVICES says otherwise.
+# On JAX, chapter 9's device cell asks for JAX CPU devices instead, 4 unless DEVICES or COURSE_DEVICES says otherwise.
 DEVICES_DEFAULT = {"tensorflow": "default 1", "jax": "default 4 JAX CPU devices"}
 
 

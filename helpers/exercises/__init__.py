@@ -7,5 +7,5 @@ registry, `check` and the shared tools are in `registry.py`.
 """
 
 # Each chapter's checkers register themselves on import; notebooks call helpers.exercises.check.
-from helpers.exercises import ch0, ch1, ch2, ch2_numbers, ch3, ch4, ch5, ch6, ch7, ch8  # noqa: F401
+from helpers.exercises import ch0, ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8, ch9  # noqa: F401
 from helpers.exercises.registry import check  # noqa: F401

@@ -1,149 +1,131 @@
-"""Chapter 5's exercises (input pipelines): each checker gets the learner's answer, returns None or a hint."""
+"""Chapter 5's exercises (TPUs): each checker gets the learner's answer, returns None or a hint."""
 
 from __future__ import annotations
 
-from helpers.exercises.registry import _close, exercise
+from helpers.exercises.registry import _close, exercise, timed_speedup
 
 
-@exercise("ch5.shuffle_buffer_mb")
-def _shuffle_buffer_mb(answer):
-    # 3000 images x 224 x 224 x 3 float32 values x 4 bytes.
-    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 1e6):
+@exercise("ch5.scaled_lr")
+def _scaled_lr(answer):
+    # SGD with momentum (a ResNet, Goyal et al.'s setting): 0.1 at batch 256; 128 per core x 8 cores = 1024 = 4x the
+    # batch -> the linear rule gives 4x the learning rate.
+    if _close(answer, 0.4):
         return None
-    if _close(answer, 3000 * 224 * 224 * 3 / 1e6):
-        return "the images were divided by 255: they are float32, 4 bytes per value."
-    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 2**20):
-        return "use 1 MB = 10^6 bytes here (you divided by 2^20)."
-    return "bytes = images x height x width x channels x bytes per value; then divide by 10^6."
+    if _close(answer, 0.2):
+        return ("0.1 x sqrt(4) is the square-root rule, for Adam-type optimizers; this model trains with SGD with "
+                "momentum, where the rate grows linearly with the batch.")
+    if _close(answer, 0.025):
+        return "the batch grew 4x, so the learning rate grows 4x too: multiply, do not divide."
+    if _close(answer, 0.1):
+        return "with 4x the examples per step there are 4x fewer steps: scale the rate with the batch."
+    if _close(answer, 0.05):
+        return "128 is each core's share; the global batch is 128 x 8 cores."
+    return "linear rule: new rate = old rate x (new global batch / old batch)."
 
 
-FASTER_GOAL = 2.0  # the learner's epochs per second over the starting code's
-FASTER_FILES_PER_CLASS = 40  # 240 files: an epoch of the starting code takes a fraction of a second
-BATCH = 64
-TIMED_EPOCHS = 3  # per timed run
+@exercise("ch5.static_batches")
+def _static_batches(answer):
+    # Observed: one epoch of the learner's dataset (at most one batch more, so a repeat() cannot hang the check); a
+    # TPU wants every batch the same shape, and the examples must still be the range's, not a stand-in.
+    import itertools
 
-
-def _starting_pipeline(paths, class_names):
-    """The exercise's starting code (slow_pipeline), the checker's own copy: what the learner's is timed against."""
-    import tensorflow as tf
-
-    from helpers.chapters.ch05_input_pipelines import label_from_path, read_image
-
-    ds = tf.data.Dataset.from_tensor_slices(list(paths))
-    ds = ds.map(lambda p: (read_image(p), label_from_path(p, class_names)))
-    return ds.batch(BATCH)
-
-
-def _one_epoch(dataset, most):
-    """The images and labels of one pass over `dataset` (NumPy arrays, batch by batch) and the batch sizes; it stops
-    once more than `most` images came out (an endless or repeated dataset)."""
-    images, labels, sizes = [], [], []
-    for x, y in dataset:
-        images.append(x.numpy())
-        labels.append(y.numpy())
-        sizes.append(len(labels[-1]))
-        if sum(sizes) > most:
-            break
-    return images, labels, sizes
-
-
-def _signatures(images):
-    """Each image averaged over 8x8 blocks: enough to tell the generated images apart, cheap to compare."""
-    import numpy as np
-
-    n, h, w, c = images.shape
-    return images.reshape(n, 8, h // 8, 8, w // 8, c).mean(axis=(2, 4)).reshape(n, -1).astype(np.float64)
-
-
-def _epoch_problem(dataset, reference, labels):
-    """A hint when one epoch of the learner's dataset is not every file decoded exactly once, in batches of 64,
-    with the images read_image gives and the folder labels; None when it is."""
-    import numpy as np
-    import tensorflow as tf
-
-    from helpers.images import IMAGE_SIZE
-
-    n = len(labels)
-    if not isinstance(dataset, tf.data.Dataset):
-        return ("faster_pipeline must return a tf.data.Dataset, as slow_pipeline does (it returned a "
-                f"{type(dataset).__name__}).")
-    spec = dataset.element_spec
-    shape = (None, IMAGE_SIZE, IMAGE_SIZE, 3)
-    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, tf.TensorSpec) for s in spec)
-            and spec[0].dtype == tf.float32 and spec[0].shape.is_compatible_with(shape)
-            and spec[1].dtype.is_integer and spec[1].shape.is_compatible_with((None,))):
-        return ("faster_pipeline must yield (images, labels) batches as slow_pipeline does: float32 images of shape "
-                f"(batch, {IMAGE_SIZE}, {IMAGE_SIZE}, 3) decoded with read_image, and integer labels; its elements "
-                f"are {spec}.")
-    images, got_labels, sizes = _one_epoch(dataset, n)
-    if sum(sizes) > n:
-        return (f"faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does ({sum(sizes)}+ "
-                f"images came out for {n} files: an epoch must end, so no repeat()).")
-    if sum(sizes) != n:
-        return (f"faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does "
-                f"({sum(sizes)} images came out for {n} files).")
-    if sizes != [BATCH] * (n // BATCH) + [n % BATCH] * (n % BATCH > 0):
-        return (f"keep batches of {BATCH} as slow_pipeline does (batch({BATCH}) once, after the map); the batch sizes "
-                f"were {sizes}.")
-    images, got_labels = np.concatenate(images), np.concatenate(got_labels)
-    mine, theirs = _signatures(images), _signatures(reference)
-    distance = (mine ** 2).sum(1)[:, None] + (theirs ** 2).sum(1)[None, :] - 2 * mine @ theirs.T
-    nearest = distance.argmin(axis=1)
-    unlike = np.abs(images - reference[nearest]).mean(axis=(1, 2, 3)) > 0.02
-    if unlike.any():
-        return (f"{unlike.sum()} of the {n} images do not match a decoded file: every image must be read from its file "
-                "and decoded with read_image(p), as slow_pipeline does (no stand-in or precomputed tensors).")
-    if len(set(nearest.tolist())) != n:
-        return (f"faster_pipeline must deliver every file exactly once per epoch: {n - len(set(nearest.tolist()))} "
-                "files came out more than once and as many not at all.")
-    wrong = int((got_labels != labels[nearest]).sum())
-    if wrong:
-        return (f"{wrong} labels do not match their images' folders: pair each image with label_from_path(p, "
-                "class_names), as slow_pipeline does.")
+    dataset, global_batch = answer
+    whole = 10 * global_batch  # the starting code's range(10 * GLOBAL_BATCH + 3): 10 whole batches and 3 left over
+    batches = list(itertools.islice(dataset, 11))
+    sizes = [int(features.shape[0]) for features, _ in batches]
+    static = dataset.element_spec[0].shape[0]
+    if static is None or any(size != global_batch for size in sizes):
+        return (f"batch sizes {sorted(set(sizes))} (static size {static}): every batch must hold {global_batch}, "
+                "known before the first step; drop the last, partial batch when batching.")
+    if len(batches) > 10:
+        return (f"the dataset gives more than {whole // global_batch} batches, the range's whole batches: leave out "
+                "repeat() and padding here, the check reads one epoch.")
+    seen = sorted(int(i) for features, _ in batches for i in features.numpy())
+    if seen != list(range(whole)):
+        return (f"the batches must hold the range's first {whole} examples, each once (they hold {len(seen)} "
+                "examples, not those): keep uneven's range and map, and change only how it is batched.")
     return None
 
 
-@exercise("ch5.faster_pipeline")
-def _faster_pipeline(answer):
-    # Measured: the learner's pipeline and the starting code (the checker's own copy, whatever the learner did to
-    # slow_pipeline) over a small generated image folder. After each one's first epoch (which fills a cache), whole
-    # epochs are timed in alternating order (timed_speedup); the learner's must reach the goal and lie outside the
-    # starting code's own spread (its A/A noise). Before that, one epoch must be every file decoded exactly once.
-    import tempfile
-    from pathlib import Path
+def fusing_model(steps_per_execution=1):
+    """The step-fusing exercise's model as the notebook gives it (`fused_model`, with steps_per_execution=1): a
+    classifier so small that each training step is little work next to the call from Python that launches it."""
+    import keras
 
+    model = keras.Sequential([keras.Input((FUSED_FEATURES,)), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(FUSED_CLASSES)], name="tiny_classifier")
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  steps_per_execution=steps_per_execution)
+    return model
+
+
+def fusing_data(global_batch: int, steps: int):
+    """The exercise's training data: `steps` batches of `global_batch` examples with FUSED_FEATURES features and a
+    learnable class, in a fixed order (no shuffle), repeated: each fit starts again at the same first batch."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(steps * global_batch, FUSED_FEATURES)).astype("float32")
+    y = np.argmax(x @ rng.normal(size=(FUSED_FEATURES, FUSED_CLASSES)), axis=1)
+    return (tf.data.Dataset.from_tensor_slices((x, y)).batch(global_batch, drop_remainder=True).cache().repeat()
+            .prefetch(tf.data.AUTOTUNE))
+
+
+FUSED_FEATURES, FUSED_CLASSES = 20, 4
+FUSED_STEPS = 1024  # training steps per timed fit call, 32 examples per replica each
+FUSED_PER_REPLICA = 32
+FUSED_REPEATS = 5  # timed calls per side (timed_speedup alternates them), after one untimed call each
+FUSED_GOAL = 1.5  # the starting code's time / the learner's
+
+
+@exercise("ch5.fused_steps")
+def _fused_steps(answer):
+    # Observed: the learner's compiled model (its steps_per_execution, its weights' shapes); measured: the same
+    # training (the same batches, the same number of steps per fit) timed against the starting configuration; and
+    # then the result: both made the same optimizer steps and ended with the same weights.
+    import keras
     import numpy as np
 
-    from helpers.exercises.registry import timed_speedup
-    from helpers.images import list_image_folder, make_image_folder
+    if not callable(answer) or isinstance(answer, keras.Model):
+        return "pass the function that builds and compiles the model (fused_model), not a model or its result."
+    model = answer()
+    if not isinstance(model, keras.Model) or getattr(model, "optimizer", None) is None:
+        return "fused_model() must return a compiled Keras model (call model.compile(...) before returning it)."
+    fused = model.steps_per_execution
+    if not isinstance(fused, int) or fused < 2:
+        return (f"steps_per_execution is {fused!r}: every training step is still its own call from Python into "
+                "the device. Raise it in compile(), so that one call runs several steps.")
+    strategy = model.distribute_strategy
+    with strategy.scope():  # the same placement as the learner's model: under its strategy, if it has one
+        start = fusing_model(steps_per_execution=1)
+    shapes, start_shapes = [w.shape for w in model.get_weights()], [w.shape for w in start.get_weights()]
+    if shapes != start_shapes or type(model.optimizer) is not type(start.optimizer):
+        return ("this is not the starting model and optimizer (other weights or another optimizer): keep the "
+                "model and Adam as given, and change only steps_per_execution.")
+    start.set_weights(model.get_weights())  # the same starting point: the results must then match
+    dataset = fusing_data(FUSED_PER_REPLICA * strategy.num_replicas_in_sync, FUSED_STEPS)  # per replica x replicas
 
-    faster = answer[-1] if isinstance(answer, tuple) else answer  # (slow_pipeline, faster_pipeline) is accepted too
-    if not callable(faster):
-        return "pass the function itself: check(\"ch5.faster_pipeline\", faster_pipeline), without parentheses."
-    with tempfile.TemporaryDirectory() as folder:
-        root = make_image_folder(Path(folder) / "shapes", per_class=FASTER_FILES_PER_CLASS)
-        paths, labels, names = list_image_folder(root)
-        baseline = _starting_pipeline(paths, names)
-        reference = np.concatenate([x.numpy() for x, _ in baseline])  # also the starting code's first epoch
-        dataset = faster(list(paths), list(names))
-        problem = _epoch_problem(dataset, reference, labels)  # also the learner's first epoch
-        if problem:
-            return problem
+    def train(which):
+        return lambda: which.fit(dataset, epochs=1, steps_per_epoch=FUSED_STEPS, verbose=0)
 
-        def epochs(ds, sizes):  # each timed run: a few whole epochs, long enough that one hiccup does not decide it
-            return lambda: sizes.extend(sum(int(x.shape[0]) for x, _ in ds) for _ in range(TIMED_EPOCHS))
-
-        mine = []  # images per timed epoch: every epoch, not only the first, must hold every file
-        speedup = timed_speedup(epochs(baseline, []), epochs(dataset, mine), repeats=5)
-        short = [size for size in mine if size != len(labels)]
-        if short:
-            return (f"faster_pipeline must deliver every file exactly once in every epoch: {len(short)} of the "
-                    f"{len(mine)} timed epochs held {short[0]} images for {len(labels)} files.")
-        problem = _epoch_problem(dataset, reference, labels)  # and the same images after the timed epochs
-        if problem:
-            return problem
-    if speedup.reaches(FASTER_GOAL):
-        return None
-    return (f"an epoch of faster_pipeline ran {speedup.ratio:.1f}x as fast as the starting slow_pipeline (which varied "
-            f"{speedup.noise:.2f}x against itself); the goal is {FASTER_GOAL:g}x, and beyond that noise. Decode in "
-            "parallel (num_parallel_calls), keep decoded images with cache(), prepare batches ahead with prefetch().")
+    train(start)()  # untimed: each side traces its training function once
+    train(model)()
+    speed = timed_speedup(train(start), train(model), repeats=FUSED_REPEATS)
+    calls = FUSED_REPEATS + 1
+    steps, start_steps = (int(m.optimizer.iterations.numpy()) for m in (model, start))
+    if steps != start_steps:
+        return (f"your model made {steps:,} optimizer steps where the starting one made {start_steps:,}, in "
+                f"{calls} fits of {FUSED_STEPS} steps each: fusing must run every step once. Keras runs whole "
+                f"executions, so choose a steps_per_execution that divides {FUSED_STEPS} (yours is {fused}).")
+    apart = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start.get_weights()))
+    if apart > 1e-4:
+        return (f"after the same {steps:,} steps on the same batches your model's weights differ from the starting "
+                f"configuration's by up to {apart:.2g}: step fusing changes how steps are launched, not what they "
+                "compute. Change only steps_per_execution.")
+    if not speed.reaches(FUSED_GOAL):
+        return (f"with steps_per_execution={fused} your model trained the same {FUSED_STEPS} steps per fit "
+                f"{speed.ratio:.2f}x as fast as the starting code, which varied {speed.noise:.2f}x against itself; "
+                f"aim for {FUSED_GOAL:g}x and outside that noise: fuse more steps per call, or run the check again "
+                "if the machine was busy.")
+    return None

@@ -1,181 +1,149 @@
-"""Chapter 6's exercises (beyond one machine): each checker gets the learner's answer, returns None or a hint."""
+"""Chapter 6's exercises (input pipelines): each checker gets the learner's answer, returns None or a hint."""
 
 from __future__ import annotations
 
-from helpers.exercises.registry import exercise, number_hint
+from helpers.exercises.registry import _close, exercise
 
 
-@exercise("ch6.global_batch")
-def _ch6_global_batch(answer):
-    return number_hint(answer, 3 * 2 * 32, {
-        3 * 32: "each worker has 2 GPUs, and each GPU is a replica: count replicas, not machines.",
-        2 * 32: "that is one machine's share: all three machines take part in every step.",
-    }, "global batch = examples per replica x replicas (machines x GPUs per machine).")
+@exercise("ch6.shuffle_buffer_mb")
+def _shuffle_buffer_mb(answer):
+    # 3000 images x 224 x 224 x 3 float32 values x 4 bytes.
+    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 1e6):
+        return None
+    if _close(answer, 3000 * 224 * 224 * 3 / 1e6):
+        return "the images were divided by 255: they are float32, 4 bytes per value."
+    if _close(answer, 3000 * 224 * 224 * 3 * 4 / 2**20):
+        return "use 1 MB = 10^6 bytes here (you divided by 2^20)."
+    return "bytes = images x height x width x channels x bytes per value; then divide by 10^6."
 
 
-def service_route(dataset):
-    """How `dataset`'s elements reach the trainer, read from the dataset's graph: (sharding, bypasses).
-
-    The walk starts at the returned dataset and follows every dataset input back (a concatenated, zipped or
-    captured dataset too), stopping at each DataServiceDataset. `sharding` is how the tf.data service splits the
-    source among its workers, a `tf.data.experimental.service.ShardingPolicy` ("distributed_epoch" is DYNAMIC,
-    "parallel_epochs" OFF; OFF if any service reached uses it), or None when the walk reaches no service.
-    `bypasses` lists the source datasets (RangeDataset, TensorSliceDataset, ...) it reaches without passing a
-    service: elements that would reach the trainer without going through it."""
-    import tensorflow as tf
-    from tensorflow.core.framework import graph_pb2, types_pb2
-    from tensorflow.core.protobuf import data_service_pb2
-    from tensorflow.python.framework import op_def_registry
-
-    graph = graph_pb2.GraphDef.FromString(dataset._as_serialized_graph().numpy())
-    nodes = {node.name: node for node in graph.node}
-
-    def producer(name):  # the node whose output `name` is; None for a control input ("^name")
-        return None if name.startswith("^") else nodes.get(name.split(":")[0])
-
-    def is_dataset(node):  # a dataset op outputs a variant (its handle)
-        op = op_def_registry.get(node.op)
-        if op is None:
-            return "Dataset" in node.op
-        return any(arg.type == types_pb2.DT_VARIANT or
-                   (arg.type_attr and node.attr[arg.type_attr].type == types_pb2.DT_VARIANT)
-                   for arg in op.output_arg)
-
-    policies, bypasses, seen = [], set(), set()
-    stack = [producer(name) for node in graph.node if node.op == "_Retval" for name in node.input]
-    while stack:
-        node = stack.pop()
-        if node is None or node.name in seen:
-            continue
-        seen.add(node.name)
-        if node.op.startswith("DataServiceDataset"):
-            names = [arg.name for arg in op_def_registry.get(node.op).input_arg]
-            mode = nodes[node.input[names.index("processing_mode")].split(":")[0]]
-            policies.append(data_service_pb2.ProcessingModeDef.FromString(
-                mode.attr["value"].tensor.string_val[0]).sharding_policy)
-            continue
-        inputs = [producer(name) for name in node.input]
-        inputs = [each for each in inputs if each is not None and is_dataset(each)]
-        if not inputs:
-            bypasses.add(node.op)
-        stack.extend(inputs)
-    if not policies:
-        return None, sorted(bypasses)
-    off = tf.data.experimental.service.ShardingPolicy.OFF
-    return (off if off.value in policies else tf.data.experimental.service.ShardingPolicy(policies[0])), sorted(
-        bypasses)
+FASTER_GOAL = 2.0  # the learner's epochs per second over the starting code's
+FASTER_FILES_PER_CLASS = 40  # 240 files: an epoch of the starting code takes a fraction of a second
+BATCH = 64
+TIMED_EPOCHS = 3  # per timed run
 
 
-@exercise("ch6.each_element_once")
-def _each_element_once(answer):
-    # Measured: a dispatcher and 2 tf.data workers in this process. The learner's function gets a dataset and the
-    # dispatcher's address; the trainer must receive each of the 12 elements exactly once, from the tf.data service
-    # (every path from the returned dataset back to a source in its graph passes a DataServiceDataset: nothing
-    # concatenated, zipped or captured beside it), with one epoch split between the tf.data workers.
-    from collections import Counter
-
+def _starting_pipeline(paths, class_names):
+    """The exercise's starting code (slow_pipeline), the checker's own copy: what the learner's is timed against."""
     import tensorflow as tf
 
-    service = tf.data.experimental.service
-    dispatcher = service.DispatchServer()
-    address = dispatcher.target.split("://")[1]
-    workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=address)) for _ in range(2)]
-    expected = [10 * i + 3 for i in range(12)]
-    try:
-        dataset = answer(tf.data.Dataset.range(12).map(lambda i: 10 * i + 3), dispatcher.target)
-        if not isinstance(dataset, tf.data.Dataset):
-            return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
-        counts = Counter(int(x) for x in dataset)
-        sharding, bypasses = service_route(dataset)
-    finally:
-        del workers, dispatcher  # a deleted server stops
-    if sharding is None:
-        return (f"the trainer received {sum(counts.values())} elements, but none came through the tf.data service: "
-                "apply tf.data.experimental.service.distribute(...) to the dataset.")
-    if bypasses:
-        return (f"the trainer received {sum(counts.values())} elements, but the returned dataset also reads a source "
-                f"beside the tf.data service ({', '.join(bypasses)}): return the dataset that "
-                "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after "
-                "it.")
-    if sorted(counts) != expected or set(counts.values()) != {1}:
-        return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 "
-                "tf.data workers, which processing mode splits one epoch between them?")
-    if sharding == service.ShardingPolicy.OFF:
-        return ("each element arrived once, but each of the 2 tf.data workers produced all 12 (processing mode "
-                "\"parallel_epochs\"; something after it dropped the copies): let the workers split the epoch instead.")
-    return None
+    from helpers.chapters.ch06_input_pipelines import label_from_path, read_image
+
+    ds = tf.data.Dataset.from_tensor_slices(list(paths))
+    ds = ds.map(lambda p: (read_image(p), label_from_path(p, class_names)))
+    return ds.batch(BATCH)
 
 
-@exercise("ch6.resumed_weights")
-def _resumed_weights(answer):
-    # Measured: the learner's train(model, dataset, epochs, backup_dir, callbacks) runs twice on a small model with
-    # Adam. The first run is interrupted (an exception, as abruptly as a kill) after step 3 of epoch 2; the second
-    # gets a new model with other initial weights, as a restarted program would, and the same backup_dir. It must
-    # train only epochs 2 and 3 and end with the weights of an uninterrupted run, to 1e-6.
-    import tempfile
+def _one_epoch(dataset, most):
+    """The images and labels of one pass over `dataset` (NumPy arrays, batch by batch) and the batch sizes; it stops
+    once more than `most` images came out (an endless or repeated dataset)."""
+    images, labels, sizes = [], [], []
+    for x, y in dataset:
+        images.append(x.numpy())
+        labels.append(y.numpy())
+        sizes.append(len(labels[-1]))
+        if sum(sizes) > most:
+            break
+    return images, labels, sizes
 
-    import keras
+
+def _signatures(images):
+    """Each image averaged over 8x8 blocks: enough to tell the generated images apart, cheap to compare."""
+    import numpy as np
+
+    n, h, w, c = images.shape
+    return images.reshape(n, 8, h // 8, 8, w // 8, c).mean(axis=(2, 4)).reshape(n, -1).astype(np.float64)
+
+
+def _epoch_problem(dataset, reference, labels):
+    """A hint when one epoch of the learner's dataset is not every file decoded exactly once, in batches of 64,
+    with the images read_image gives and the folder labels; None when it is."""
     import numpy as np
     import tensorflow as tf
 
-    epochs, steps, batch, kill = 4, 4, 16, (2, 3)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(steps * batch, 8)).astype("float32")
-    y = (x @ rng.normal(size=(8, 1))).astype("float32")
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)  # one pass per epoch, the same order each time
+    from helpers.images import IMAGE_SIZE
 
-    def new_model(seed):
-        keras.utils.set_random_seed(seed)
-        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
-        model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", run_eagerly=True)  # tiny: no tracing
-        return model
+    n = len(labels)
+    if not isinstance(dataset, tf.data.Dataset):
+        return ("faster_pipeline must return a tf.data.Dataset, as slow_pipeline does (it returned a "
+                f"{type(dataset).__name__}).")
+    spec = dataset.element_spec
+    shape = (None, IMAGE_SIZE, IMAGE_SIZE, 3)
+    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, tf.TensorSpec) for s in spec)
+            and spec[0].dtype == tf.float32 and spec[0].shape.is_compatible_with(shape)
+            and spec[1].dtype.is_integer and spec[1].shape.is_compatible_with((None,))):
+        return ("faster_pipeline must yield (images, labels) batches as slow_pipeline does: float32 images of shape "
+                f"(batch, {IMAGE_SIZE}, {IMAGE_SIZE}, 3) decoded with read_image, and integer labels; its elements "
+                f"are {spec}.")
+    images, got_labels, sizes = _one_epoch(dataset, n)
+    if sum(sizes) > n:
+        return (f"faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does ({sum(sizes)}+ "
+                f"images came out for {n} files: an epoch must end, so no repeat()).")
+    if sum(sizes) != n:
+        return (f"faster_pipeline must deliver every file exactly once per epoch, as slow_pipeline does "
+                f"({sum(sizes)} images came out for {n} files).")
+    if sizes != [BATCH] * (n // BATCH) + [n % BATCH] * (n % BATCH > 0):
+        return (f"keep batches of {BATCH} as slow_pipeline does (batch({BATCH}) once, after the map); the batch sizes "
+                f"were {sizes}.")
+    images, got_labels = np.concatenate(images), np.concatenate(got_labels)
+    mine, theirs = _signatures(images), _signatures(reference)
+    distance = (mine ** 2).sum(1)[:, None] + (theirs ** 2).sum(1)[None, :] - 2 * mine @ theirs.T
+    nearest = distance.argmin(axis=1)
+    unlike = np.abs(images - reference[nearest]).mean(axis=(1, 2, 3)) > 0.02
+    if unlike.any():
+        return (f"{unlike.sum()} of the {n} images do not match a decoded file: every image must be read from its file "
+                "and decoded with read_image(p), as slow_pipeline does (no stand-in or precomputed tensors).")
+    if len(set(nearest.tolist())) != n:
+        return (f"faster_pipeline must deliver every file exactly once per epoch: {n - len(set(nearest.tolist()))} "
+                "files came out more than once and as many not at all.")
+    wrong = int((got_labels != labels[nearest]).sum())
+    if wrong:
+        return (f"{wrong} labels do not match their images' folders: pair each image with label_from_path(p, "
+                "class_names), as slow_pipeline does.")
+    return None
 
-    class Interrupted(Exception):
-        pass
 
-    class Watch(keras.callbacks.Callback):
-        """Counts the epochs and steps a run trains; raises Interrupted after step `kill[1]` of epoch `kill[0]`."""
+@exercise("ch6.faster_pipeline")
+def _faster_pipeline(answer):
+    # Measured: the learner's pipeline and the starting code (the checker's own copy, whatever the learner did to
+    # slow_pipeline) over a small generated image folder. After each one's first epoch (which fills a cache), whole
+    # epochs are timed in alternating order (timed_speedup); the learner's must reach the goal and lie outside the
+    # starting code's own spread (its A/A noise). Before that, one epoch must be every file decoded exactly once.
+    import tempfile
+    from pathlib import Path
 
-        def __init__(self, kill=None):
-            super().__init__()
-            self.kill, self.epochs, self.steps = kill, [], 0
+    import numpy as np
 
-        def on_epoch_begin(self, epoch, logs=None):
-            self.epochs.append(epoch)
+    from helpers.exercises.registry import timed_speedup
+    from helpers.images import list_image_folder, make_image_folder
 
-        def on_train_batch_end(self, step, logs=None):
-            self.steps += 1
-            if self.kill == (self.epochs[-1], step + 1):
-                raise Interrupted
+    faster = answer[-1] if isinstance(answer, tuple) else answer  # (slow_pipeline, faster_pipeline) is accepted too
+    if not callable(faster):
+        return "pass the function itself: check(\"ch6.faster_pipeline\", faster_pipeline), without parentheses."
+    with tempfile.TemporaryDirectory() as folder:
+        root = make_image_folder(Path(folder) / "shapes", per_class=FASTER_FILES_PER_CLASS)
+        paths, labels, names = list_image_folder(root)
+        baseline = _starting_pipeline(paths, names)
+        reference = np.concatenate([x.numpy() for x, _ in baseline])  # also the starting code's first epoch
+        dataset = faster(list(paths), list(names))
+        problem = _epoch_problem(dataset, reference, labels)  # also the learner's first epoch
+        if problem:
+            return problem
 
-    reference = new_model(0)
-    reference.fit(dataset, epochs=epochs, verbose=0)
-    first, second = Watch(kill), Watch()
-    with tempfile.TemporaryDirectory() as backup_dir:
-        try:
-            answer(new_model(0), dataset, epochs, backup_dir, [first])
-        except Interrupted:
-            pass
-        else:
-            return ("the first run was to be interrupted after step 3 of epoch 2 but was not: pass `callbacks` to "
-                    "fit, as the starting code does.")
-        restarted = new_model(1)
-        answer(restarted, dataset, epochs, backup_dir, [second])
-    if not second.epochs:
-        return "the restarted run reported no training: pass `callbacks` to fit, as the starting code does."
-    difference = max(float(np.abs(a - b).max()) for a, b in zip(reference.get_weights(), restarted.get_weights()))
-    remaining = (epochs - kill[0]) * steps
-    where = f"trained {second.steps} steps (epochs {second.epochs[0]}-{second.epochs[-1]})"
-    if second.steps == remaining and difference <= 1e-6:
+        def epochs(ds, sizes):  # each timed run: a few whole epochs, long enough that one hiccup does not decide it
+            return lambda: sizes.extend(sum(int(x.shape[0]) for x, _ in ds) for _ in range(TIMED_EPOCHS))
+
+        mine = []  # images per timed epoch: every epoch, not only the first, must hold every file
+        speedup = timed_speedup(epochs(baseline, []), epochs(dataset, mine), repeats=5)
+        short = [size for size in mine if size != len(labels)]
+        if short:
+            return (f"faster_pipeline must deliver every file exactly once in every epoch: {len(short)} of the "
+                    f"{len(mine)} timed epochs held {short[0]} images for {len(labels)} files.")
+        problem = _epoch_problem(dataset, reference, labels)  # and the same images after the timed epochs
+        if problem:
+            return problem
+    if speedup.reaches(FASTER_GOAL):
         return None
-    if second.steps >= epochs * steps:
-        ended = (f"and ended {difference:.1e} away from the uninterrupted run's weights" if difference > 1e-6 else
-                 "(its weights match only because it re-created the first run's initial weights)")
-        return (f"the restarted run {where}: it started over {ended}. Keep a backup in backup_dir as training goes "
-                "and restore it when fit starts again (keras.callbacks.BackupAndRestore).")
-    if difference <= 1e-6:
-        return f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} steps)."
-    return (f"the restarted run {where} and ended {difference:.1e} away from the uninterrupted run's weights: it "
-            "must continue from the model and optimizer state at the end of epoch 1 (a backup every N steps restarts "
-            "the epoch from its first batch: section 7; or the optimizer's state was not restored: build a new "
-            "model's optimizer before load_weights).")
+    return (f"an epoch of faster_pipeline ran {speedup.ratio:.1f}x as fast as the starting slow_pipeline (which varied "
+            f"{speedup.noise:.2f}x against itself); the goal is {FASTER_GOAL:g}x, and beyond that noise. Decode in "
+            "parallel (num_parallel_calls), keep decoded images with cache(), prepare batches ahead with prefetch().")

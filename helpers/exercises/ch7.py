@@ -1,127 +1,181 @@
-"""Chapter 7's exercises (profiling): each checker gets the learner's answer, returns None or a hint."""
+"""Chapter 7's exercises (beyond one machine): each checker gets the learner's answer, returns None or a hint."""
 
 from __future__ import annotations
 
-import contextlib
-
-from helpers.exercises.registry import exercise
-
-SAMPLE = 64  # files whose pixels and labels the check compares with what the learner's pipeline delivers
-BATCH = SAMPLE // 2  # the batch the check asks for: the sample is two batches, one epoch of its files
-STEPS = 8  # training batches of the check's profile (profile_fit's last): it profiles the 3rd to the 8th
+from helpers.exercises.registry import exercise, number_hint
 
 
-@contextlib.contextmanager
-def _storage_waits(latency_s):
-    """Counts the simulated storage waits made while it is open: calls of time.sleep for latency_s or longer, from
-    any thread (chapter 5's read_image and generator_dataset both wait with time.sleep(latency_s))."""
-    import time
+@exercise("ch7.global_batch")
+def _ch7_global_batch(answer):
+    return number_hint(answer, 3 * 2 * 32, {
+        3 * 32: "each worker has 2 GPUs, and each GPU is a replica: count replicas, not machines.",
+        2 * 32: "that is one machine's share: all three machines take part in every step.",
+    }, "global batch = examples per replica x replicas (machines x GPUs per machine).")
 
-    real, waits = time.sleep, []
 
-    def sleep(seconds):
-        if seconds >= latency_s:
-            waits.append(seconds)  # list.append is atomic: tf.data's threads may wait at the same time
-        real(seconds)
+def service_route(dataset):
+    """How `dataset`'s elements reach the trainer, read from the dataset's graph: (sharding, bypasses).
 
-    time.sleep = sleep
+    The walk starts at the returned dataset and follows every dataset input back (a concatenated, zipped or
+    captured dataset too), stopping at each DataServiceDataset. `sharding` is how the tf.data service splits the
+    source among its workers, a `tf.data.experimental.service.ShardingPolicy` ("distributed_epoch" is DYNAMIC,
+    "parallel_epochs" OFF; OFF if any service reached uses it), or None when the walk reaches no service.
+    `bypasses` lists the source datasets (RangeDataset, TensorSliceDataset, ...) it reaches without passing a
+    service: elements that would reach the trainer without going through it."""
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2, types_pb2
+    from tensorflow.core.protobuf import data_service_pb2
+    from tensorflow.python.framework import op_def_registry
+
+    graph = graph_pb2.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    nodes = {node.name: node for node in graph.node}
+
+    def producer(name):  # the node whose output `name` is; None for a control input ("^name")
+        return None if name.startswith("^") else nodes.get(name.split(":")[0])
+
+    def is_dataset(node):  # a dataset op outputs a variant (its handle)
+        op = op_def_registry.get(node.op)
+        if op is None:
+            return "Dataset" in node.op
+        return any(arg.type == types_pb2.DT_VARIANT or
+                   (arg.type_attr and node.attr[arg.type_attr].type == types_pb2.DT_VARIANT)
+                   for arg in op.output_arg)
+
+    policies, bypasses, seen = [], set(), set()
+    stack = [producer(name) for node in graph.node if node.op == "_Retval" for name in node.input]
+    while stack:
+        node = stack.pop()
+        if node is None or node.name in seen:
+            continue
+        seen.add(node.name)
+        if node.op.startswith("DataServiceDataset"):
+            names = [arg.name for arg in op_def_registry.get(node.op).input_arg]
+            mode = nodes[node.input[names.index("processing_mode")].split(":")[0]]
+            policies.append(data_service_pb2.ProcessingModeDef.FromString(
+                mode.attr["value"].tensor.string_val[0]).sharding_policy)
+            continue
+        inputs = [producer(name) for name in node.input]
+        inputs = [each for each in inputs if each is not None and is_dataset(each)]
+        if not inputs:
+            bypasses.add(node.op)
+        stack.extend(inputs)
+    if not policies:
+        return None, sorted(bypasses)
+    off = tf.data.experimental.service.ShardingPolicy.OFF
+    return (off if off.value in policies else tf.data.experimental.service.ShardingPolicy(policies[0])), sorted(
+        bypasses)
+
+
+@exercise("ch7.each_element_once")
+def _each_element_once(answer):
+    # Measured: a dispatcher and 2 tf.data workers in this process. The learner's function gets a dataset and the
+    # dispatcher's address; the trainer must receive each of the 12 elements exactly once, from the tf.data service
+    # (every path from the returned dataset back to a source in its graph passes a DataServiceDataset: nothing
+    # concatenated, zipped or captured beside it), with one epoch split between the tf.data workers.
+    from collections import Counter
+
+    import tensorflow as tf
+
+    service = tf.data.experimental.service
+    dispatcher = service.DispatchServer()
+    address = dispatcher.target.split("://")[1]
+    workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=address)) for _ in range(2)]
+    expected = [10 * i + 3 for i in range(12)]
     try:
-        yield waits
+        dataset = answer(tf.data.Dataset.range(12).map(lambda i: 10 * i + 3), dispatcher.target)
+        if not isinstance(dataset, tf.data.Dataset):
+            return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
+        counts = Counter(int(x) for x in dataset)
+        sharding, bypasses = service_route(dataset)
     finally:
-        time.sleep = real
+        del workers, dispatcher  # a deleted server stops
+    if sharding is None:
+        return (f"the trainer received {sum(counts.values())} elements, but none came through the tf.data service: "
+                "apply tf.data.experimental.service.distribute(...) to the dataset.")
+    if bypasses:
+        return (f"the trainer received {sum(counts.values())} elements, but the returned dataset also reads a source "
+                f"beside the tf.data service ({', '.join(bypasses)}): return the dataset that "
+                "tf.data.experimental.service.distribute(...) gives, with at most light steps (map, prefetch) after "
+                "it.")
+    if sorted(counts) != expected or set(counts.values()) != {1}:
+        return (f"the trainer received {sum(counts.values())} elements for 12 ({len(counts)} distinct): with 2 "
+                "tf.data workers, which processing mode splits one epoch between them?")
+    if sharding == service.ShardingPolicy.OFF:
+        return ("each element arrived once, but each of the 2 tf.data workers produced all 12 (processing mode "
+                "\"parallel_epochs\"; something after it dropped the copies): let the workers split the epoch instead.")
+    return None
 
 
-@exercise("ch7.not_input_bound")
-def _not_input_bound(answer):
-    # Measured: the check profiles the learner's pipeline itself (chapter 7's profile_fit, into a folder of its own)
-    # and reads the step breakdown from that profile; numbers written by hand cannot pass. It first checks that the
-    # pipeline delivers the image files' own pixels and labels, so that a pipeline of made-up tensors cannot either,
-    # and that it delivers them as the exercise's storage would: each of the sample's files once (not one batch cached
-    # and repeated), each read paying the simulated latency (counted: time.sleep of LATENCY_S or more). While it
-    # profiles, the pipeline must also wait once per file it reads, for the files behind the profiled batches or for
-    # every file: a cache filled before the profiled steps (chapter 5's cache(), whose shuffle buffer reads every file
-    # before the first batch) is the real thing; a cache of a few batches, or reads without the latency, are not.
-    # A busy machine slows the model more than the simulated storage (a sleep), which can hide the starting code's
-    # input wait behind tf.data's injected prefetch: so a pipeline that meets the 20% goal is compared with the
-    # starting code, profiled just after it, and its wait must also be a third of the starting code's or less.
+@exercise("ch7.resumed_weights")
+def _resumed_weights(answer):
+    # Measured: the learner's train(model, dataset, epochs, backup_dir, callbacks) runs twice on a small model with
+    # Adam. The first run is interrupted (an exception, as abruptly as a kill) after step 3 of epoch 2; the second
+    # gets a new model with other initial weights, as a restarted program would, and the same backup_dir. It must
+    # train only epochs 2 and 3 and end with the weights of an uninterrupted run, to 1e-6.
     import tempfile
 
     import keras
     import numpy as np
     import tensorflow as tf
 
-    import helpers.images as images
-    from helpers.chapters.ch05_input_pipelines import LATENCY_S, file_dataset, read_image
-    from helpers.chapters.ch07_profiling import profile_fit, small_convnet, step_breakdown
+    epochs, steps, batch, kill = 4, 4, 16, (2, 3)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(steps * batch, 8)).astype("float32")
+    y = (x @ rng.normal(size=(8, 1))).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)  # one pass per epoch, the same order each time
 
-    if not callable(answer):
-        return ("pass the function my_pipeline itself (not a step breakdown, not a dataset): the check profiles it "
-                "and reads the breakdown from that profile.")
-    root = images.default_root()
-    if not root.is_dir():
-        images.make_image_folder(root)
-    paths, labels, class_names = images.list_image_folder(root)
-    latency = f"{LATENCY_S * 1000:g} ms"
+    def new_model(seed):
+        keras.utils.set_random_seed(seed)
+        model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", run_eagerly=True)  # tiny: no tracing
+        return model
 
-    def thumbnail(image):  # 4x4 block means: tells the files apart, not the resizing method
-        return np.asarray(tf.image.resize(image, (4, 4), method="area"))
+    class Interrupted(Exception):
+        pass
 
-    sample = list(range(0, len(paths), max(1, len(paths) // SAMPLE)))[:SAMPLE]  # files of every class
-    expected = [(thumbnail(read_image(paths[i])), int(labels[i])) for i in sample]
-    files, batch = [], None  # the sample file each delivered image is (the closest of its label), the batch size
-    with _storage_waits(LATENCY_S) as waits:
-        delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names,
-                           batch=min(BATCH, len(sample) // 2))
-        for images_batch, labels_batch in delivered.take(2):
-            batch = batch or len(labels_batch)
-            for image, label in zip(np.asarray(images_batch), np.asarray(labels_batch)):
-                small = thumbnail(image)
-                gaps = [np.abs(small - file).max() if int(label) == want else np.inf for file, want in expected]
-                if min(gaps) >= 0.05:
-                    return ("my_pipeline delivered an image that matches no file of its label: it must read the "
-                            "files it is given and pair each image with its label, as the starting code does.")
-                files.append(int(np.argmin(gaps)))
-        sample_waits = len(waits)
-    if len(set(files)) < len(files):
-        return (f"my_pipeline's first two batches ({len(files)} images from the {len(sample)} files it was given, "
-                f"one epoch) held only {len(set(files))} different files: deliver every file once per epoch, with "
-                "no take() of a few batches cached and repeated (cache the whole dataset or nothing) and no shuffle "
-                "after repeat().")
-    if sample_waits < len(files):
-        return (f"my_pipeline delivered {len(files)} images but waited for the simulated storage only {sample_waits} "
-                f"times: read every file with the starting code's {latency} latency (latency_s=LATENCY_S), and make "
-                "the waits overlap rather than skip them.")
+    class Watch(keras.callbacks.Callback):
+        """Counts the epochs and steps a run trains; raises Interrupted after step `kill[1]` of epoch `kill[0]`."""
 
-    def starting_code(paths, labels, class_names, batch=32):  # the notebook's my_pipeline before any change
-        return file_dataset(paths, class_names, latency_s=LATENCY_S, parallel=False).batch(batch).repeat()
+        def __init__(self, kill=None):
+            super().__init__()
+            self.kill, self.epochs, self.steps = kill, [], 0
 
-    def profiled(pipeline, logdir):
-        keras.utils.set_random_seed(0)
-        profile_fit(small_convnet(len(class_names)), pipeline(paths, labels, class_names, batch=BATCH), logdir,
-                    last=STEPS)
-        return step_breakdown(logdir)
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epochs.append(epoch)
 
-    with tempfile.TemporaryDirectory() as logdir:
-        with _storage_waits(LATENCY_S) as waits:
-            mine = profiled(answer, f"{logdir}/mine")
-            profile_waits = len(waits)
-        if not mine["steps"]:
-            return "the check's profile of my_pipeline has no marked steps: " + mine["xprof says"]
-        trained = STEPS * (batch or BATCH)  # images the profiled fit trained on
-        needed = min(trained, len(paths))  # a file read for each, or every file read once (into a cache)
-        if profile_waits < needed:
-            return (f"while the check profiled it, my_pipeline trained on {trained} images from {len(paths)} files "
-                    f"but waited for the simulated storage only {profile_waits} times (at least {needed}: one wait "
-                    "per file read, or every file read once into a cache): read the files with their "
-                    f"{latency} latency, rather than repeating a few cached batches.")
-        waiting = 100 * mine["input"] / mine["step ms"]
-        # Only a pipeline that meets the first goal is compared with the starting code (a second profile, then).
-        start = profiled(starting_code, f"{logdir}/start") if waiting <= 20 else None
-    if start is not None and mine["input"] <= start["input"] / 3:
+        def on_train_batch_end(self, step, logs=None):
+            self.steps += 1
+            if self.kill == (self.epochs[-1], step + 1):
+                raise Interrupted
+
+    reference = new_model(0)
+    reference.fit(dataset, epochs=epochs, verbose=0)
+    first, second = Watch(kill), Watch()
+    with tempfile.TemporaryDirectory() as backup_dir:
+        try:
+            answer(new_model(0), dataset, epochs, backup_dir, [first])
+        except Interrupted:
+            pass
+        else:
+            return ("the first run was to be interrupted after step 3 of epoch 2 but was not: pass `callbacks` to "
+                    "fit, as the starting code does.")
+        restarted = new_model(1)
+        answer(restarted, dataset, epochs, backup_dir, [second])
+    if not second.epochs:
+        return "the restarted run reported no training: pass `callbacks` to fit, as the starting code does."
+    difference = max(float(np.abs(a - b).max()) for a, b in zip(reference.get_weights(), restarted.get_weights()))
+    remaining = (epochs - kill[0]) * steps
+    where = f"trained {second.steps} steps (epochs {second.epochs[0]}-{second.epochs[-1]})"
+    if second.steps == remaining and difference <= 1e-6:
         return None
-    measured = f"my_pipeline's step waits {mine['input']:.1f} ms for data ({waiting:.0f}% of the step)"
-    if start is not None:
-        measured += f", the starting code's {start['input']:.1f} ms (profiled just after, on the same machine)"
-    return (f"in the check's profiles, {measured}; the goal is 20% or less of the step, and a third or less of the "
-            "starting code's wait. Read several files at once (file_dataset's parallel and io_threads), let them "
-            "arrive in any order, and prefetch.")
+    if second.steps >= epochs * steps:
+        ended = (f"and ended {difference:.1e} away from the uninterrupted run's weights" if difference > 1e-6 else
+                 "(its weights match only because it re-created the first run's initial weights)")
+        return (f"the restarted run {where}: it started over {ended}. Keep a backup in backup_dir as training goes "
+                "and restore it when fit starts again (keras.callbacks.BackupAndRestore).")
+    if difference <= 1e-6:
+        return f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} steps)."
+    return (f"the restarted run {where} and ended {difference:.1e} away from the uninterrupted run's weights: it "
+            "must continue from the model and optimizer state at the end of epoch 1 (a backup every N steps restarts "
+            "the epoch from its first batch: section 7; or the optimizer's state was not restored: build a new "
+            "model's optimizer before load_weights).")

@@ -1,110 +1,127 @@
-"""Chapter 8's exercises (bigger than one device): each checker gets the learner's answer, returns None or a hint."""
+"""Chapter 8's exercises (profiling): each checker gets the learner's answer, returns None or a hint."""
 
 from __future__ import annotations
 
-import math
+import contextlib
 
-from helpers.exercises.registry import exercise, number_hint
+from helpers.exercises.registry import exercise
 
-
-@exercise("ch8.effective_batch")
-def _effective_batch(answer):
-    # 16 examples per device per step, 4 steps accumulated, 2 devices: one update sees 16 * 4 * 2 examples.
-    return number_hint(answer, 128, {64: "each update also averages over both devices: multiply by the number of "
-                                         "devices too."},
-                       "one update sees per-device batch x accumulation steps x devices examples.")
+SAMPLE = 64  # files whose pixels and labels the check compares with what the learner's pipeline delivers
+BATCH = SAMPLE // 2  # the batch the check asks for: the sample is two batches, one epoch of its files
+STEPS = 8  # training batches of the check's profile (profile_fit's last): it profiles the 3rd to the 8th
 
 
-# Simulated devices on which a batch of up to `fits` examples fits (None: not even `start`), searched from 8 to 4096.
-# Not powers of two, so that the doubling search alone is wrong; 8 and 4096 are the edges.
-EXACT_CASES = (100, 777, 191, 8, 4095, 4096, 10**6, None)
+@contextlib.contextmanager
+def _storage_waits(latency_s):
+    """Counts the simulated storage waits made while it is open: calls of time.sleep for latency_s or longer, from
+    any thread (chapter 6's read_image and generator_dataset both wait with time.sleep(latency_s))."""
+    import time
 
+    real, waits = time.sleep, []
 
-def _trial(search, fits, start=8, limit=4096):
-    """Run the learner's search on a simulated device that fits up to `fits` examples; return (answer, tries)."""
-    from helpers.experiments.ch08_bigger_than_one_device import simulated_memory
+    def sleep(seconds):
+        if seconds >= latency_s:
+            waits.append(seconds)  # list.append is atomic: tf.data's threads may wait at the same time
+        real(seconds)
 
-    per_example = 1e6  # 1 MB per example and 0.5 MB fixed: `fits` examples need fits + 0.5 MB, one more does not fit
-    memory_mb = 0.1 if fits is None else fits + 0.75
-    device = simulated_memory(0.5e6, per_example, memory_mb)
-    tried = []
-
-    def try_batch(batch):
-        tried.append(batch)
-        device(batch)
-
-    return search(try_batch, start, limit), tried
-
-
-@exercise("ch8.exact_largest_batch")
-def _exact_largest_batch(answer):
-    # Measured: the learner's search runs against simulated devices of several sizes, each try counted.
-    if not callable(answer):
-        return "pass your function itself, without calling it: exact_largest_batch, not exact_largest_batch(...)."
-    # Doubling from 8 to 4096 tries 10 sizes, halving the gap it leaves (up to 2048) 11 more; 2 spare.
-    most = math.ceil(math.log2(4096 / 8)) + 1 + math.ceil(math.log2(4096 / 2)) + 2
-    for fits in EXACT_CASES:
-        found, tried = _trial(answer, fits)
-        right = None if fits is None else min(fits, 4096)
-        outside = [b for b in tried if not 8 <= b <= 4096]
-        if outside:
-            return (f"it tried a batch of {outside[0]}, outside start..limit (8..4096): search only sizes from start "
-                    "to limit.")
-        if found != right:
-            where = ("where not even the start (8) fits" if fits is None
-                     else f"where batches of up to {fits} fit" if fits <= 4096 else "where every batch up to 4096 fits")
-            if found is not None and right is not None and found < right and found & (found - 1) == 0:
-                return (f"on a simulated device {where}, it returned {found}: the doubling stops at a power of two. "
-                        f"Search between the last size that fitted and the first that did not, halving the gap.")
-            return f"on a simulated device {where}, it returned {found!r}; the largest batch that fits is {right!r}."
-        if len(tried) > most:
-            return (f"right answer, but it tried {len(tried)} sizes on a device where batches of up to {fits} fit; "
-                    f"on a GPU each try is a training step (and a new compilation): halving the gap needs at most "
-                    f"{most}.")
-    # Only out-of-memory means "too big": another error (a shape mistake) must reach the learner. Here it comes from
-    # the sizes between the doublings, which only the halving tries; 128 and up run out of memory.
-    from helpers.experiments.ch08_bigger_than_one_device import ResourceExhaustedError
-
-    def broken(batch):
-        if batch > 64 and batch & (batch - 1):
-            raise ValueError("a shape mistake, not memory")
-        if batch > 100:
-            raise ResourceExhaustedError(f"OOM when allocating tensors for batch {batch}")
-
+    time.sleep = sleep
     try:
-        found = answer(broken, 8, 4096)
-    except ValueError:
-        return None
-    return (f"a step that failed with a ValueError (not out of memory) was taken for 'too big' (it returned "
-            f"{found!r}): catch only out-of-memory errors (is_out_of_memory) and raise the others.")
+        yield waits
+    finally:
+        time.sleep = real
 
 
-@exercise("ch8.kernel_on_model_axis")
-def _kernel_on_model_axis(answer):
-    # Measured: the learner's model, built under their ModelParallel layout; its kernel's sharding is read back.
+@exercise("ch8.not_input_bound")
+def _not_input_bound(answer):
+    # Measured: the check profiles the learner's pipeline itself (chapter 8's profile_fit, into a folder of its own)
+    # and reads the step breakdown from that profile; numbers written by hand cannot pass. It first checks that the
+    # pipeline delivers the image files' own pixels and labels, so that a pipeline of made-up tensors cannot either,
+    # and that it delivers them as the exercise's storage would: each of the sample's files once (not one batch cached
+    # and repeated), each read paying the simulated latency (counted: time.sleep of LATENCY_S or more). While it
+    # profiles, the pipeline must also wait once per file it reads, for the files behind the profiled batches or for
+    # every file: a cache filled before the profiled steps (chapter 6's cache(), whose shuffle buffer reads every file
+    # before the first batch) is the real thing; a cache of a few batches, or reads without the latency, are not.
+    # A busy machine slows the model more than the simulated storage (a sleep), which can hide the starting code's
+    # input wait behind tf.data's injected prefetch: so a pipeline that meets the 20% goal is compared with the
+    # starting code, profiled just after it, and its wait must also be a third of the starting code's or less.
+    import tempfile
+
     import keras
+    import numpy as np
+    import tensorflow as tf
 
-    if not isinstance(answer, keras.Model):
-        return "pass the model you built after set_distribution(ModelParallel(...))."
-    dense = [(layer.name, tuple(getattr(getattr(layer, "kernel", None), "shape", ())))
-             for layer in answer.layers if isinstance(layer, keras.layers.Dense)]
-    if dense != [("hidden", (64, 256)), ("output", (256, 46))]:  # another model (section 4's) may be split already
-        return ("pass the model small that the exercise cell builds (Dense 'hidden', 64 x 256, then Dense 'output', "
-                "256 x 46), not another model.")
-    kernel = answer.get_layer("output").kernel
-    sharding = getattr(kernel.value, "sharding", None)
-    if sharding is not None and len(sharding.device_set) == 1:
-        # One device: JAX keeps every weight whole whatever the layout says, so a split cannot be read back.
-        return ("the mesh has one device, so no weight can be split and the check cannot see your layout: "
-                "set DEVICES = 2 or another even number in the parameters cell (or leave it None: 4 CPU "
-                "devices), restart the runtime and run all again.")
-    spec = tuple(getattr(sharding, "spec", ()) or ())
-    spec = spec + (None,) * (2 - len(spec))
-    if spec == (None, "model"):
+    import helpers.images as images
+    from helpers.chapters.ch06_input_pipelines import LATENCY_S, file_dataset, read_image
+    from helpers.chapters.ch08_profiling import profile_fit, small_convnet, step_breakdown
+
+    if not callable(answer):
+        return ("pass the function my_pipeline itself (not a step breakdown, not a dataset): the check profiles it "
+                "and reads the breakdown from that profile.")
+    root = images.default_root()
+    if not root.is_dir():
+        images.make_image_folder(root)
+    paths, labels, class_names = images.list_image_folder(root)
+    latency = f"{LATENCY_S * 1000:g} ms"
+
+    def thumbnail(image):  # 4x4 block means: tells the files apart, not the resizing method
+        return np.asarray(tf.image.resize(image, (4, 4), method="area"))
+
+    sample = list(range(0, len(paths), max(1, len(paths) // SAMPLE)))[:SAMPLE]  # files of every class
+    expected = [(thumbnail(read_image(paths[i])), int(labels[i])) for i in sample]
+    files, batch = [], None  # the sample file each delivered image is (the closest of its label), the batch size
+    with _storage_waits(LATENCY_S) as waits:
+        delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names,
+                           batch=min(BATCH, len(sample) // 2))
+        for images_batch, labels_batch in delivered.take(2):
+            batch = batch or len(labels_batch)
+            for image, label in zip(np.asarray(images_batch), np.asarray(labels_batch)):
+                small = thumbnail(image)
+                gaps = [np.abs(small - file).max() if int(label) == want else np.inf for file, want in expected]
+                if min(gaps) >= 0.05:
+                    return ("my_pipeline delivered an image that matches no file of its label: it must read the "
+                            "files it is given and pair each image with its label, as the starting code does.")
+                files.append(int(np.argmin(gaps)))
+        sample_waits = len(waits)
+    if len(set(files)) < len(files):
+        return (f"my_pipeline's first two batches ({len(files)} images from the {len(sample)} files it was given, "
+                f"one epoch) held only {len(set(files))} different files: deliver every file once per epoch, with "
+                "no take() of a few batches cached and repeated (cache the whole dataset or nothing) and no shuffle "
+                "after repeat().")
+    if sample_waits < len(files):
+        return (f"my_pipeline delivered {len(files)} images but waited for the simulated storage only {sample_waits} "
+                f"times: read every file with the starting code's {latency} latency (latency_s=LATENCY_S), and make "
+                "the waits overlap rather than skip them.")
+
+    def starting_code(paths, labels, class_names, batch=32):  # the notebook's my_pipeline before any change
+        return file_dataset(paths, class_names, latency_s=LATENCY_S, parallel=False).batch(batch).repeat()
+
+    def profiled(pipeline, logdir):
+        keras.utils.set_random_seed(0)
+        profile_fit(small_convnet(len(class_names)), pipeline(paths, labels, class_names, batch=BATCH), logdir,
+                    last=STEPS)
+        return step_breakdown(logdir)
+
+    with tempfile.TemporaryDirectory() as logdir:
+        with _storage_waits(LATENCY_S) as waits:
+            mine = profiled(answer, f"{logdir}/mine")
+            profile_waits = len(waits)
+        if not mine["steps"]:
+            return "the check's profile of my_pipeline has no marked steps: " + mine["xprof says"]
+        trained = STEPS * (batch or BATCH)  # images the profiled fit trained on
+        needed = min(trained, len(paths))  # a file read for each, or every file read once (into a cache)
+        if profile_waits < needed:
+            return (f"while the check profiled it, my_pipeline trained on {trained} images from {len(paths)} files "
+                    f"but waited for the simulated storage only {profile_waits} times (at least {needed}: one wait "
+                    "per file read, or every file read once into a cache): read the files with their "
+                    f"{latency} latency, rather than repeating a few cached batches.")
+        waiting = 100 * mine["input"] / mine["step ms"]
+        # Only a pipeline that meets the first goal is compared with the starting code (a second profile, then).
+        start = profiled(starting_code, f"{logdir}/start") if waiting <= 20 else None
+    if start is not None and mine["input"] <= start["input"] / 3:
         return None
-    if spec == ("model", None):
-        return ("the kernel is split along its rows (the inputs); the goal is its columns (the outputs): "
-                "(None, 'model').")
-    return (f"the last Dense kernel ({kernel.path}) is laid out as {spec}: add a LayoutMap entry whose key (a regular "
-            "expression such as '.*name/kernel') matches its path, with the layout (None, 'model'); build the model "
-            "after set_distribution.")
+    measured = f"my_pipeline's step waits {mine['input']:.1f} ms for data ({waiting:.0f}% of the step)"
+    if start is not None:
+        measured += f", the starting code's {start['input']:.1f} ms (profiled just after, on the same machine)"
+    return (f"in the check's profiles, {measured}; the goal is 20% or less of the step, and a third or less of the "
+            "starting code's wait. Read several files at once (file_dataset's parallel and io_threads), let them "
+            "arrive in any order, and prefetch.")

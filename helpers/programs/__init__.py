@@ -1,6 +1,6 @@
-"""Programs that run as their own processes (chapter 6): `python helpers/programs/NAME.py --help`.
+"""Programs that run as their own processes (chapter 7): `python helpers/programs/NAME.py --help`.
 
-Each file is complete and uses only TensorFlow, Keras and NumPy: the chapter 6 notebook writes the same text to a
+Each file is complete and uses only TensorFlow, Keras and NumPy: the chapter 7 notebook writes the same text to a
 file with %%writefile and launches it (`make template` keeps the two identical).
 """
 

@@ -4,7 +4,7 @@ Each notebook is opened in JupyterLab and run with Run > Run All Cells (fast mod
 on); the copy JupyterLab saves is checked by tools/output_checks.py (no error, no stray stderr, every cell run, every
 exercise's verdict), the page for every picture displayed and the live training view redrawn after every epoch.
 One full-page screenshot each lands in build/screenshots/. NB="..." (paths, space-separated) picks the notebooks;
-the default is all of them. With chapter 7, TensorBoard's Profile tab on its profile. Linux with Debian's chromium.
+the default is all of them. With chapter 8, TensorBoard's Profile tab on its profile. Linux with Debian's chromium.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tools import browser
 
 ROOT = browser.ROOT
 SELECTED = [Path(p).resolve() for p in os.environ.get("NB", "").split()] or sorted((ROOT / "notebooks").glob("*.ipynb"))
-PROFILING = ROOT / "notebooks" / "07_profiling.ipynb"
+PROFILING = ROOT / "notebooks" / "08_profiling.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +78,8 @@ def test_the_notebook_runs_in_jupyterlab_as_a_learner_sees_it(lab, notebook):
     assert (browser.SCREENSHOTS / f"{notebook.stem}.png").is_file()
 
 
-def test_tensorboard_shows_chapter_7s_profile(lab):
+def test_tensorboard_shows_chapter_8s_profile(lab):
     if PROFILING not in SELECTED:
-        pytest.skip("chapter 7 is not among the notebooks of this run (its trace comes from running it)")
-    trace_viewer = browser.check_profile(ROOT / "notebooks" / "ch7_logs" / "naive", lab[0])
+        pytest.skip("chapter 8 is not among the notebooks of this run (its trace comes from running it)")
+    trace_viewer = browser.check_profile(ROOT / "notebooks" / "ch8_logs" / "naive", lab[0])
     assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])

@@ -1,4 +1,4 @@
-"""Chapter 4's measurements and the readings the notebook prints from them: step fusing at several
+"""Chapter 5's measurements and the readings the notebook prints from them: step fusing at several
 `steps_per_execution` (`python -m helpers.bench step-fusing`), repeated pipeline rates, and the verdicts (ratio,
 spread, within noise or not) that the notebook's markdown leaves to the code."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from helpers.chapters.ch04_tpu import STEPS_PER_EXECUTION, step_fusing_sweep
+from helpers.chapters.ch05_tpu import STEPS_PER_EXECUTION, step_fusing_sweep
 from helpers.errors import CourseError, whole_number
 from helpers.plots import lines as line_chart
 from helpers.results import Result

@@ -1,4 +1,4 @@
-"""Chapter 8: the largest-batch finder against a fake out-of-memory error, the simulated device's memory count,
+"""Chapter 9: the largest-batch finder against a fake out-of-memory error, the simulated device's memory count,
 setup() on the JAX backend with the notebook's device cell, and the chapter run on the default runtime (4 virtual
 CPU devices) with its exercises' solutions (nbval runs it with 2 and the starting code)."""
 
@@ -12,18 +12,18 @@ import pytest
 from conftest import run_python
 
 from helpers import CourseError
-from helpers.chapters.ch08_bigger_than_one_device import is_out_of_memory, largest_batch
-from helpers.experiments import ch08_bigger_than_one_device as ch8
+from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch
+from helpers.experiments import ch09_bigger_than_one_device as ch9
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK = ROOT / "notebooks" / "08_bigger_than_one_device.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "09_bigger_than_one_device.ipynb"
 
 
 class JaxRuntimeError(RuntimeError):  # named like JAX's
     pass
 
 
-def fake_device(fits_up_to: int, error=ch8.ResourceExhaustedError):
+def fake_device(fits_up_to: int, error=ch9.ResourceExhaustedError):
     tried = []
 
     def try_batch(batch):
@@ -55,7 +55,7 @@ def test_only_out_of_memory_means_too_big():
 
 
 @pytest.mark.parametrize("err, oom", [
-    (ch8.ResourceExhaustedError("OOM when allocating tensor"), True),  # TensorFlow's class name
+    (ch9.ResourceExhaustedError("OOM when allocating tensor"), True),  # TensorFlow's class name
     (JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.2GiB"), True),  # JAX's message
     (MemoryError(), True),
     (RuntimeError("INTERNAL: something else"), False),
@@ -68,22 +68,22 @@ def test_out_of_memory_is_recognised_in_tensorflow_jax_and_python(err, oom):
 def test_the_simulated_device_counts_weights_gradients_optimizer_and_activations():
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])  # 55 numbers
     with pytest.raises(CourseError, match="compile the model first"):
-        ch8.fixed_bytes(model)
+        ch9.fixed_bytes(model)
     model.compile(optimizer="adam", loss="mse")
-    held = ch8.fixed_bytes(model)
-    scalars = sum(ch8._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
+    held = ch9.fixed_bytes(model)
+    scalars = sum(ch9._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
     assert held == {"weights": 4 * 55, "gradients": 4 * 55, "optimizer": 2 * 4 * 55 + scalars}
-    assert ch8.activation_bytes_per_example(model) == 2 * 4 * 5
+    assert ch9.activation_bytes_per_example(model) == 2 * 4 * 5
     ran = []
     fixed_mb = sum(held.values()) / 1e6
-    assert ch8.needed_mb(model, 100) == pytest.approx(fixed_mb + 40 * 100 / 1e6)
-    try_batch = ch8.simulated_device(model, ran.append, memory_mb=fixed_mb + 40 * 100 / 1e6)
+    assert ch9.needed_mb(model, 100) == pytest.approx(fixed_mb + 40 * 100 / 1e6)
+    try_batch = ch9.simulated_device(model, ran.append, memory_mb=fixed_mb + 40 * 100 / 1e6)
     try_batch(100)
-    with pytest.raises(ch8.ResourceExhaustedError, match="batch 101"):
+    with pytest.raises(ch9.ResourceExhaustedError, match="batch 101"):
         try_batch(101)
     assert ran == [100]
     with pytest.raises(CourseError, match="memory_mb"):
-        ch8.simulated_device(model, ran.append, memory_mb=0)
+        ch9.simulated_device(model, ran.append, memory_mb=0)
     with pytest.raises(CourseError, match=r"try_batch\(2.5\)"):
         try_batch(2.5)
 
@@ -97,8 +97,8 @@ def test_the_simulated_device_counts_weights_gradients_optimizer_and_activations
 def test_the_optimizer_state_is_read_from_the_optimizer_accumulators_included(optimizer, copies):
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
     model.compile(optimizer=optimizer, loss="mse")
-    held = ch8.fixed_bytes(model)["optimizer"]
-    scalars = sum(ch8._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
+    held = ch9.fixed_bytes(model)["optimizer"]
+    scalars = sum(ch9._nbytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step counter, learning rate
     assert held - scalars == copies * 4 * 55
 
 
@@ -165,18 +165,18 @@ except helpers.CourseError as err:
 
 def with_solutions(nb):
     """The notebook with each exercise's folded solution put in: the value, the line, or the function."""
-    import test_exercises_ch8 as ex
+    import test_exercises_ch9 as ex
 
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         if cell.source.startswith("effective_batch = None"):
             cell.source = cell.source.replace("effective_batch = None", "effective_batch = 128", 1)
-        elif 'check("ch8.exact_largest_batch"' in cell.source:
-            cell.source = ex.folded_solution("ch8.exact_largest_batch") + "\n\n" + cell.source.split("\n\n\n", 1)[1]
-        elif 'check("ch8.kernel_on_model_axis"' in cell.source:
+        elif 'check("ch9.exact_largest_batch"' in cell.source:
+            cell.source = ex.folded_solution("ch9.exact_largest_batch") + "\n\n" + cell.source.split("\n\n\n", 1)[1]
+        elif 'check("ch9.kernel_on_model_axis"' in cell.source:
             first = cell.source.splitlines()[1]
-            cell.source = cell.source.replace(first, first + "\n" + ex.folded_solution("ch8.kernel_on_model_axis"))
+            cell.source = cell.source.replace(first, first + "\n" + ex.folded_solution("ch9.kernel_on_model_axis"))
     return nb
 
 
@@ -197,7 +197,7 @@ def test_the_chapter_runs_on_the_default_runtime_and_its_solutions_pass(monkeypa
     assert "DataParallel on 4 devices" in text and "same loss per epoch, up to float32 rounding" in text
     assert "mesh: {'batch': 2, 'model': 2}" in text
     assert "spec (None, 'model')" in text and "per device (2336, 23)" in text
-    for name in ("ch8.effective_batch", "ch8.exact_largest_batch", "ch8.kernel_on_model_axis"):
+    for name in ("ch9.effective_batch", "ch9.exact_largest_batch", "ch9.kernel_on_model_axis"):
         assert f"[{name}] Correct. Well done." in text, name
 
 

@@ -1,4 +1,4 @@
-"""Chapter 5's pipelines over image files: the naive Python generator and tf.data done right, and their comparison
+"""Chapter 6's pipelines over image files: the naive Python generator and tf.data done right, and their comparison
 (`python -m helpers.bench pipeline`)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import statistics
 
-from helpers.chapters.ch05_input_pipelines import LATENCY_S, pipeline_rates
+from helpers.chapters.ch06_input_pipelines import LATENCY_S, pipeline_rates
 from helpers.images import default_root, list_image_folder, make_image_folder
 from helpers.plots import bars
 from helpers.results import Result

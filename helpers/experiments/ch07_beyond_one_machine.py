@@ -1,4 +1,4 @@
-"""Chapter 6's measurement of its two-worker job, started by the chapter's run_workers: the job's start-up time and
+"""Chapter 7's measurement of its two-worker job, started by the chapter's run_workers: the job's start-up time and
 steps/s (`python -m helpers.bench multiworker`)."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import tempfile
 import time
 
 import helpers.programs
-from helpers.chapters.ch06_beyond_one_machine import run_workers
+from helpers.chapters.ch07_beyond_one_machine import run_workers
 from helpers.plots import bars
 from helpers.results import Result
 
 
 def multiworker_timing(steps: int, out: str) -> dict:
-    """Run the two-worker job of chapter 6 on 127.0.0.1: seconds until both workers joined the cluster (process
+    """Run the two-worker job of chapter 7 on 127.0.0.1: seconds until both workers joined the cluster (process
     start, TensorFlow import, gRPC handshake) and steady steps/s (after the first, traced, step)."""
     start, stamps = time.monotonic(), {}
 

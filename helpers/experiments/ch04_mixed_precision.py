@@ -1,9 +1,9 @@
-"""Chapter 3's experiment: the Reuters model under each dtype policy, with and without XLA
+"""Chapter 4's experiment: the Reuters model under each dtype policy, with and without XLA
 (`python -m helpers.bench mixed-precision`)."""
 
 from __future__ import annotations
 
-from helpers.chapters.ch03_mixed_precision import train_with_policy
+from helpers.chapters.ch04_mixed_precision import train_with_policy
 from helpers.data import load_reuters
 from helpers.plots import bars
 from helpers.results import Result

@@ -1,4 +1,4 @@
-"""Chapter 8: past one device's memory. Finding the largest batch that fits, by trying, against a simulated device
+"""Chapter 9: past one device's memory. Finding the largest batch that fits, by trying, against a simulated device
 whose memory is counted from the model and its optimizer (TensorFlow or JAX backend; TensorFlow is not needed, so
 the chapter also runs where only JAX is installed, as on Colab's TPU runtime)."""
 

@@ -1,4 +1,4 @@
-"""Chapter 7's profile reading, on real traces captured here (XProf's JSON is internal: these tests pin the fields
+"""Chapter 8's profile reading, on real traces captured here (XProf's JSON is internal: these tests pin the fields
 the chapter reads), and the profile benchmark."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import tensorflow as tf
 
 from helpers import CourseError
 from helpers.bench import main
-from helpers.chapters import ch07_profiling as ch7
-from helpers.experiments import ch07_profiling as ch7_experiments
+from helpers.chapters import ch08_profiling as ch8
+from helpers.experiments import ch08_profiling as ch8_experiments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,16 +45,16 @@ def traces(tmp_path_factory):
     """Real profiles of a few fit steps: input-bound, not input-bound, and the TensorBoard callback alone."""
     root = tmp_path_factory.mktemp("profiles")
     keras.utils.set_random_seed(0)
-    ch7.profile_fit(tiny_model(), batches(slow_s=0.03), root / "slow", first=2, last=5)
-    ch7.profile_fit(tiny_model(), batches(), root / "quick", first=2, last=5)
+    ch8.profile_fit(tiny_model(), batches(slow_s=0.03), root / "slow", first=2, last=5)
+    ch8.profile_fit(tiny_model(), batches(), root / "quick", first=2, last=5)
     tiny_model().fit(batches(), steps_per_epoch=5, epochs=1, verbose=0,
                      callbacks=[keras.callbacks.TensorBoard(str(root / "callback"), profile_batch=(2, 5))])
     return root
 
 
 def test_the_input_pipeline_view_has_the_fields_the_chapter_reads(traces):
-    step_table = ch7.xprof_view(traces / "slow", "input_pipeline_analyzer")[1]
-    for key in ch7.STEP_PARTS.values():
+    step_table = ch8.xprof_view(traces / "slow", "input_pipeline_analyzer")[1]
+    for key in ch8.STEP_PARTS.values():
         assert f"{key}_time_ms_avg" in step_table["p"]
     assert {"steptime_ms_average", "input_conclusion"} <= set(step_table["p"])
     assert step_table["cols"][0]["id"] == "stepnum" and step_table["rows"]
@@ -62,32 +62,32 @@ def test_the_input_pipeline_view_has_the_fields_the_chapter_reads(traces):
 
 
 def test_a_step_that_waits_for_data_is_input_bound(traces):
-    slow = ch7.step_breakdown(traces / "slow")
+    slow = ch8.step_breakdown(traces / "slow")
     assert slow["steps"] >= 3
-    parts = sum(slow[p] for p in ch7.STEP_PARTS)
+    parts = sum(slow[p] for p in ch8.STEP_PARTS)
     assert parts == pytest.approx(slow["step ms"], rel=0.05)  # the parts add up to the step
     assert len(slow["step ms each"]) == slow["steps"]
     assert np.mean(slow["step ms each"]) == pytest.approx(slow["step ms"], rel=0.05)  # and the steps to the average
     assert slow["input"] >= 0.5 * slow["step ms"]  # 30 ms of sleep per batch against a tiny model
-    assert ch7.verdict(slow).startswith("input-bound: ") and "of the step waits for data" in ch7.verdict(slow)
+    assert ch8.verdict(slow).startswith("input-bound: ") and "of the step waits for data" in ch8.verdict(slow)
     assert "input-bound" in slow["xprof says"]
 
 
 def test_a_step_fed_from_memory_is_not_input_bound(traces):
-    quick, slow = ch7.step_breakdown(traces / "quick"), ch7.step_breakdown(traces / "slow")
+    quick, slow = ch8.step_breakdown(traces / "quick"), ch8.step_breakdown(traces / "slow")
     assert quick["steps"] >= 3 and quick["step ms"] < slow["step ms"]
-    assert not ch7.verdict(quick).startswith("input-bound")
+    assert not ch8.verdict(quick).startswith("input-bound")
     assert quick["input"] < slow["input"]
 
 
 def test_the_tensorboard_callback_alone_marks_no_steps(traces):
-    breakdown = ch7.step_breakdown(traces / "callback")
+    breakdown = ch8.step_breakdown(traces / "callback")
     assert breakdown["steps"] == 0 and breakdown["step ms"] == 0
-    assert ch7.verdict(breakdown).startswith("unknown: the trace has no marked steps")
+    assert ch8.verdict(breakdown).startswith("unknown: the trace has no marked steps")
 
 
 def test_top_ops_are_sorted_by_self_time_and_leave_out_idle(traces):
-    ops = ch7.top_ops(traces / "slow", 4)
+    ops = ch8.top_ops(traces / "slow", 4)
     assert len(ops) == 4
     assert all(len(op) == 5 and op[1] != "IDLE" for op in ops)
     assert [op[3] for op in ops] == sorted((op[3] for op in ops), reverse=True) and ops[0][3] > 0
@@ -96,10 +96,10 @@ def test_top_ops_are_sorted_by_self_time_and_leave_out_idle(traces):
 
 def test_missing_and_empty_folders_are_clear_errors(tmp_path):
     with pytest.raises(CourseError, match="there is no such folder"):
-        ch7.step_breakdown(tmp_path / "nowhere")
+        ch8.step_breakdown(tmp_path / "nowhere")
     (tmp_path / "empty" / "plugins" / "profile").mkdir(parents=True)
     with pytest.raises(CourseError, match=r"holds no trace \(\*\.xplane\.pb\)\. Capture one first"):
-        ch7.step_breakdown(tmp_path / "empty")
+        ch8.step_breakdown(tmp_path / "empty")
 
 
 def test_the_newest_capture_is_read(tmp_path):
@@ -107,13 +107,13 @@ def test_the_newest_capture_is_read(tmp_path):
         folder = tmp_path / "run" / "plugins" / "profile" / capture
         folder.mkdir(parents=True)
         (folder / "host.xplane.pb").write_bytes(b"")
-    assert ch7.xplane_files(tmp_path) == [str(folder / "host.xplane.pb")]
+    assert ch8.xplane_files(tmp_path) == [str(folder / "host.xplane.pb")]
 
 
 def test_profile_steps_stops_when_fit_ends_early_and_recovers_a_profiler_left_running(tmp_path):
     tf.profiler.experimental.start(str(tmp_path / "left_running"))  # as an interrupted cell would leave it
-    ch7.profile_fit(tiny_model(), batches().take(4), tmp_path / "short", first=2, last=50)  # the data ends at 4
-    assert ch7.step_breakdown(tmp_path / "short")["steps"] >= 1
+    ch8.profile_fit(tiny_model(), batches().take(4), tmp_path / "short", first=2, last=50)  # the data ends at 4
+    assert ch8.step_breakdown(tmp_path / "short")["steps"] >= 1
     tf.profiler.experimental.start(str(tmp_path / "again"))  # no profiler is left running
     tf.profiler.experimental.stop(save=False)
 
@@ -121,14 +121,14 @@ def test_profile_steps_stops_when_fit_ends_early_and_recovers_a_profiler_left_ru
 def test_the_pins_are_pyproject_s_profile_extra():
     with open(ROOT / "pyproject.toml", "rb") as f:
         extra = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
-    assert tuple(extra) == ch7_experiments.PROFILE_REQUIREMENTS
+    assert tuple(extra) == ch8_experiments.PROFILE_REQUIREMENTS
 
 
 def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, capsys, tmp_path):
     import helpers.images as images
 
     folder = images.make_image_folder(tmp_path / "shapes", per_class=40)
-    monkeypatch.setattr(ch7_experiments, "default_root", lambda: folder)
+    monkeypatch.setattr(ch8_experiments, "default_root", lambda: folder)
     monkeypatch.setenv("COURSE_FAST", "1")
     assert main(["profile", "--json", "--png", str(tmp_path / "p.png")]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -148,12 +148,12 @@ def test_a_file_xprof_cannot_read_is_a_clear_error(tmp_path):
     capture.mkdir(parents=True)
     (capture / "host.xplane.pb").write_bytes(b"not a trace")
     with pytest.raises(CourseError, match="XProf could not build its 'input_pipeline_analyzer' view of"):
-        ch7.step_breakdown(tmp_path)
+        ch8.step_breakdown(tmp_path)
 
 
 def test_colab_learners_are_told_the_protobuf_the_replica_checks():
     from tools import colab_replica
 
-    notebook = (ROOT / "notebooks" / "07_profiling.ipynb").read_text()
+    notebook = (ROOT / "notebooks" / "08_profiling.ipynb").read_text()
     assert f"--no-deps --target /content/protobuf6 {colab_replica.TENSORBOARD_PROTOBUF}" in notebook
     assert "%env PYTHONPATH=/content/protobuf6" in notebook

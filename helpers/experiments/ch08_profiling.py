@@ -1,4 +1,4 @@
-"""Chapter 7: profile a few `fit` steps, read the trace with XProf's own converters, fix what it blames
+"""Chapter 8: profile a few `fit` steps, read the trace with XProf's own converters, fix what it blames
 (`python -m helpers.bench profile`)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import keras
 
-from helpers.chapters.ch07_profiling import (
+from helpers.chapters.ch08_profiling import (
     STEP_PARTS,
     fixed_pipeline,
     naive_pipeline,
@@ -51,7 +51,7 @@ def breakdown_figure(breakdowns: dict):
 
 
 def profile(fast: bool) -> Result:
-    """Step-time breakdown of the same model fed by chapter 5's naive and fixed pipelines, and the speed-up."""
+    """Step-time breakdown of the same model fed by chapter 6's naive and fixed pipelines, and the speed-up."""
     with tempfile.TemporaryDirectory() as logdir:
         breakdowns = profile_both(logdir, fast)
     rows = [[name, b["steps"], round(b["step ms"], 1), *(round(b[p], 1) for p in STEP_PARTS), verdict(b)]

@@ -1,0 +1,176 @@
+"""Chapter 9's exercise checkers, with the answers taken from the notebook itself: the folded solutions are accepted,
+the starting code and each loophole rejected. The kernel exercise runs in a fresh interpreter, on the devices the
+chapter's device cell makes by default (no DEVICES, no COURSE_DEVICES)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import run_python
+
+from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch
+from helpers.exercises import check
+from helpers.experiments import ch09_bigger_than_one_device as ch9
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "notebooks" / "09_bigger_than_one_device.ipynb"
+
+
+def cells():
+    return nbformat.read(NOTEBOOK, as_version=4).cells
+
+
+def code_cell(containing: str) -> str:
+    found = [c.source for c in cells() if c.cell_type == "code" and containing in c.source]
+    assert len(found) == 1, containing
+    return found[0]
+
+
+def folded_solution(exercise: str) -> str:
+    """The code of the <details> Solution cell right after the cell that checks `exercise`."""
+    nb = cells()
+    at = next(i for i, c in enumerate(nb) if c.cell_type == "code" and f'check("{exercise}"' in c.source)
+    solution = nb[at + 1].source
+    assert solution.startswith("<details><summary>Solution</summary>")
+    blocks = re.findall(r"```python\n(.*?)```", solution, re.DOTALL)
+    return blocks[0] if blocks else re.findall(r"`(layout\[.*?)`", solution)[0]
+
+
+def function(source: str, name: str = "exact_largest_batch"):
+    """The function `name` defined by `source` (a cell's first block, up to its first top-level statement after the
+    def), with the chapter's largest_batch and is_out_of_memory in reach, as in the notebook."""
+    namespace = {"largest_batch": largest_batch, "is_out_of_memory": is_out_of_memory}
+    exec(source.split("\n\n\n")[0], namespace)
+    return namespace[name]
+
+
+def solution():
+    """The folded solution of ch9.exact_largest_batch (tests/test_exercises.py's RIGHT_ANSWERS uses it too)."""
+    return function(folded_solution("ch9.exact_largest_batch"))
+
+
+def verdict(capsys, answer, name="ch9.exact_largest_batch"):
+    check(name, answer)
+    return capsys.readouterr().out.strip()
+
+
+def test_the_folded_search_is_accepted(capsys):
+    assert verdict(capsys, solution()) == "[ch9.exact_largest_batch] Correct. Well done."
+
+
+def test_the_folded_search_finds_the_exact_batch_on_the_chapter_device():
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
+    model.compile(optimizer="adam", loss="mse")
+    device = ch9.simulated_device(model, None, memory_mb=ch9.needed_mb(model, 300) + 1e-9)
+    assert largest_batch(device, 8, 1024) == 256 and solution()(device, 8, 1024) == 300
+
+
+def test_the_starting_code_is_rejected(capsys):
+    starting = function(code_cell('check("ch9.exact_largest_batch"'))
+    assert "returned 64: the doubling stops at a power of two" in verdict(capsys, starting)
+
+
+def test_a_constant_is_rejected(capsys):
+    assert "the largest batch that fits is" in verdict(capsys, lambda try_batch, start=8, limit=4096: 777)
+
+
+def test_trying_every_size_is_rejected(capsys):
+    def one_by_one(try_batch, start=8, limit=4096):
+        fits = None
+        for batch in range(start, limit + 1):
+            try:
+                try_batch(batch)
+            except Exception as err:
+                if not is_out_of_memory(err):
+                    raise
+                break
+            fits = batch
+        return fits
+
+    assert re.search(r"right answer, but it tried \d+ sizes .* at most 23", verdict(capsys, one_by_one))
+
+
+def test_taking_any_error_for_too_big_is_rejected(capsys):
+    catch_all = function(folded_solution("ch9.exact_largest_batch").replace(
+        "            if not is_out_of_memory(err):\n                raise  # a shape mistake is not \"too big\"\n", ""))
+    assert "catch only out-of-memory errors" in verdict(capsys, catch_all)
+
+
+def test_trying_past_the_limit_is_rejected(capsys):
+    past = function(folded_solution("ch9.exact_largest_batch").replace("min(2 * fits, limit + 1)", "2 * fits"))
+    assert "outside start..limit" in verdict(capsys, past)
+
+
+def test_a_number_instead_of_the_function_is_rejected(capsys):
+    assert "pass your function itself" in verdict(capsys, 128)
+
+
+KERNEL = """
+import contextlib, io, json, os, re
+os.environ.pop("COURSE_DEVICES", None)  # the default runtime: no DEVICES, no COURSE_DEVICES
+import helpers
+DEVICES = None
+course = helpers.setup(fast=True, devices=DEVICES, backend="jax", verbose=False)
+exec(DEVICE_CELL)
+devices = dist.list_devices("cpu")
+exec(MESH_LINES)
+exec(LAYOUT_OF)
+
+def verdict(source):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(source, globals())
+    return out.getvalue().strip().splitlines()[-1]
+
+exec(SECTION_4_LAYOUT)  # section 4's model, mp_model: its last kernel is on the model axis already
+dist.set_distribution(dist.ModelParallel(layout_map=layout_map, batch_dim_name="batch"))
+keras.utils.set_random_seed(0)
+from helpers.chapters.ch01_single_gpu import reuters_conv1d
+mp_model = reuters_conv1d(output="logits")
+dist.set_distribution(None)
+
+print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mesh.shape)),
+                  "mp_model": [list(layout_of(mp_model.layers[-1].kernel)),
+                               verdict("helpers.exercises.check('ch9.kernel_on_model_axis', mp_model)")],
+                  "start": verdict(EXERCISE),
+                  "solution": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION)),
+                  "rows": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION.replace('(None, "model")',
+                                                                                          '("model", None)')))}))
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel_run():
+    """The kernel exercise's verdicts, from one fresh interpreter on the default runtime."""
+    mp_cell = code_cell("MODEL_AXIS = ")
+    mesh_lines = "\n".join(line for line in mp_cell.splitlines()
+                           if line.startswith(("MODEL_AXIS", "mesh = ")))
+    section_4_layout = "\n".join(line for line in mp_cell.splitlines() if line.startswith("layout_map"))
+    layout_of = re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0)
+    exercise = code_cell('check("ch9.kernel_on_model_axis"')
+    first = exercise.splitlines()[1]  # the starting entry, after which the solution's line goes
+    program = "\n".join(f"{name} = {value!r}" for name, value in {
+        "DEVICE_CELL": code_cell("CPU_DEVICES = "), "MESH_LINES": mesh_lines, "LAYOUT_OF": layout_of,
+        "SECTION_4_LAYOUT": section_4_layout, "EXERCISE": exercise, "FIRST": first,
+        "SOLUTION": folded_solution("ch9.kernel_on_model_axis")}.items())
+    return run_python(program + KERNEL)
+
+
+def test_the_kernel_exercise_on_the_default_runtime(kernel_run):
+    found = kernel_run
+    assert found["devices"] == 4 and found["mesh"] == {"batch": 2, "model": 2}
+    assert found["solution"] == "[ch9.kernel_on_model_axis] Correct. Well done."
+    assert found["start"].startswith("[ch9.kernel_on_model_axis] Not yet: the last Dense kernel")
+    assert "split along its rows" in found["rows"]
+
+
+def test_section_4s_model_already_on_the_model_axis_is_rejected(kernel_run):
+    # mp_model's last kernel is (None, "model") from section 4's LayoutMap: passing it needs no entry of one's own.
+    layout, verdict = kernel_run["mp_model"]
+    assert layout == [None, "model"]
+    assert verdict == ("[ch9.kernel_on_model_axis] Not yet: pass the model small that the exercise cell builds "
+                       "(Dense 'hidden', 64 x 256, then Dense 'output', 256 x 46), not another model.")
