@@ -81,6 +81,9 @@ RIGHT_ANSWERS = {
 JAX_EXERCISES = {"ch9.kernel_on_model_axis"}
 # Timed or long checks whose right answer (the notebook's solution) is run once, by the test named here.
 SOLUTION_TESTED_IN = {
+    "ch2.dense_training_flops": "test_ch02_numbers_behind_speed.py::test_dense_training_flops_accepts_the_solution",
+    "ch2.adam_bytes_per_parameter": "test_ch02_numbers_behind_speed.py::test_adam_bytes_accepts_the_solution",
+    "ch2.ring_bytes_per_device": "test_ch02_numbers_behind_speed.py::test_ring_bytes_accepts_the_solution",
     "ch5.fused_steps": "test_exercises_ch5.py::test_fused_steps_solution_is_accepted",
     "ch6.faster_pipeline": "test_exercises_ch6.py::test_the_solution_is_accepted",
     "ch7.resumed_weights": "test_exercises_ch7.py::test_a_backup_restored_on_restart_is_accepted",
