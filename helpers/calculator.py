@@ -50,7 +50,12 @@ def show(inputs: dict, predict, measure=None) -> dict:
             measured.clear_output(wait=True)
             with measured:
                 print("running steps on this runtime...")
-                result = measure(values())
+                try:
+                    result = measure(values())
+                except Exception as err:  # shown where the learner looks, not in the widgets' log
+                    measured.clear_output(wait=True)
+                    print(f"Measure here failed: {type(err).__name__}: {err}")
+                    return
                 measured.clear_output(wait=True)
                 display(result)
 

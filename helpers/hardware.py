@@ -179,5 +179,16 @@ def published_peak(dtype: str = "float32") -> tuple[str, float] | None:
 
     gpus = tf.config.list_physical_devices("GPU")
     card = lookup(tf.config.experimental.get_device_details(gpus[0]).get("device_name", "")) if gpus else None
+    if card and dtype == "float32" and card.peak_tflops.get("tf32") and \
+            tf.config.experimental.tensor_float_32_execution_enabled():
+        return f"{card.name} (TF32, TensorFlow's default for float32 there)", card.peak_tflops["tf32"] * 1e12
     peak = card.peak_tflops.get(dtype) if card else None
     return (card.name, peak * 1e12) if peak else None
+
+
+def one_way_link_gb_s(card: Accelerator) -> float | None:
+    """The link's bandwidth in one direction, what a ring all-reduce's send step uses: NVLink's and ICI's figures
+    above count both directions, PCIe's one."""
+    if card.interconnect_gb_s is None:
+        return None
+    return card.interconnect_gb_s if card.interconnect.startswith("PCIe") else card.interconnect_gb_s / 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -15,26 +16,19 @@ def _dense_matmul_flops(batch, d_in, d_out):
     """The profiler's count of the matrix products of one Dense(d_out, use_bias=False) layer inside a network,
     in one training step (forward, and the gradients for its weights and for its input)."""
     import keras
-    import tensorflow as tf
 
-    from helpers.chapters.ch02_numbers_behind_speed import training_step_flops  # noqa: F401 (same counting)
+    from helpers.chapters.ch02_numbers_behind_speed import step_profile
 
-    inner = keras.layers.Dense(d_out, use_bias=False, name="inner")
-    model = keras.Sequential([keras.Input((d_in,)), keras.layers.Dense(d_in, name="first"), inner])
+    model = keras.Sequential([keras.Input((d_in,)), keras.layers.Dense(d_in, name="first"),
+                              keras.layers.Dense(d_out, use_bias=False, name="inner")])
     model.compile(optimizer="sgd", loss="mse")
-    x = np.ones((batch, d_in), "float32")
-    y = np.ones((batch, d_out), "float32")
-    step = tf.function(model.train_step).get_concrete_function((x, y))
-    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"
-    logger, level = tf.get_logger(), tf.get_logger().level
-    logger.setLevel("ERROR")
-    try:
-        profile = tf.compat.v1.profiler.profile(graph=step.graph, options=options)
-    finally:
-        logger.setLevel(level)
-    matmuls = {op.name for op in step.graph.get_operations() if op.type == "MatMul" and "inner" in op.name}
-    return sum(node.total_float_ops for node in profile.children if node.name in matmuls)
+    profile = step_profile(model, np.ones((batch, d_in), "float32"), np.ones((batch, d_out), "float32"))
+    return sum(node.total_float_ops for node in profile.children
+               if "/inner" in node.name and node.name.rsplit("/", 1)[-1].startswith("MatMul"))
+
+
+def _number(answer) -> float | None:
+    return float(answer) if isinstance(answer, numbers.Real) and not isinstance(answer, bool) else None
 
 
 @exercise("ch2.dense_training_flops")
@@ -42,7 +36,7 @@ def _dense_training_flops(answer):
     for batch, d_in, d_out in SHAPES:
         counted = _dense_matmul_flops(batch, d_in, d_out)
         given = answer(batch, d_in, d_out)
-        if not isinstance(given, (int, float)) or not math.isclose(given, counted, rel_tol=1e-9):
+        if _number(given) is None or not math.isclose(_number(given), counted, rel_tol=1e-9):
             if given == 2 * batch * d_in * d_out:
                 return "that is the forward pass only: the backward pass adds two products of the same size."
             if given == 4 * batch * d_in * d_out:
@@ -74,9 +68,9 @@ def _adam_bytes_per_parameter(answer):
     for steps, policy in ((1, "float32"), (4, "float32"), (1, "mixed_float16"), (4, "mixed_bfloat16")):
         measured = _adam_variable_bytes_per_parameter(steps, policy)
         given = answer(steps, policy)
-        if isinstance(given, (int, float)) and math.isclose(given, measured, rel_tol=1e-9):
+        if _number(given) is not None and math.isclose(_number(given), measured, rel_tol=1e-9):
             continue
-        if policy != "float32" and isinstance(given, (int, float)) and given < measured:
+        if policy != "float32" and _number(given) is not None and _number(given) < measured:
             return (f"with policy={policy!r} your answer is {given}, measured {measured:g}: Keras keeps variables in "
                     "float32 under mixed policies (only the computation is 16-bit).")
         if steps > 1 and given == measured - 4:
@@ -117,7 +111,7 @@ def _ring_bytes_per_device(answer):
             assert all(np.allclose(r, n * (n + 1) / 2) for r in results)  # the ring really summed
             nbytes = buffers[0].nbytes
             given = answer(nbytes, n)
-            if not isinstance(given, (int, float)) or not math.isclose(given, sent[0], rel_tol=1e-9, abs_tol=1e-9):
-                return (f"with {n} replicas and a {nbytes}-byte buffer your formula gives {given}; each replica of "
+            if _number(given) is None or not math.isclose(_number(given), sent[0], rel_tol=1e-9, abs_tol=1e-9):
+                return (f"with {n} replica(s) and a {nbytes}-byte buffer your formula gives {given}; each replica of "
                         f"the ring sent {sent[0]} bytes (count the chunks: how many steps, how big is a chunk?).")
     return None
