@@ -61,13 +61,13 @@ def test_the_estimate_adds_memory_per_parameter_and_reads_mfu():
     assert base["parameters"] == params
     assert base["weights"] == base["gradients"] == 4 * params and base["optimizer"] == 8 * params
     assert base["accumulators"] == 0 and base["activations"] == 4 * 100 * 2 * 32
-    assert base["FLOPs per step"] == 6 * params * 32
+    assert base["FLOPs per update"] == 6 * params * 32
     assert ch2.estimate(2, 100, 8, 4, optimizer="sgd")["optimizer"] == 0
     mixed = ch2.estimate(2, 100, 8, 4, policy="mixed_bfloat16", accumulation_steps=4)
     assert mixed["accumulators"] == 4 * params and mixed["weights"] == 4 * params  # variables stay float32
     assert mixed["activations"] == base["activations"] / 2 / 4  # 16-bit, a quarter of the batch at a time
     two = ch2.estimate(2, 100, 8, 4, replicas=2, link_bandwidth=1e9)
-    assert math.isclose(two["all-reduce (s)"], 4 * params / 1e9)
+    assert math.isclose(two["all-reduce, no latency (s)"], 4 * params / 1e9)
     assert math.isclose(ch2.estimate(2, 100, 8, 4, peak_flops=1e9, step_seconds=1.0)["MFU at that step time"],
                         6 * params * 32 / 1e9)
 

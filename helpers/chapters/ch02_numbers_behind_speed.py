@@ -27,7 +27,8 @@ def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats
 
 
 def memory_bandwidth(megabytes=64, device=None, repeats=3):
-    """Bytes per second read by a sum over a float32 array of `megabytes` (each byte read once), and its Timing."""
+    """Bytes per second read by a sum over a float32 array of `megabytes` (each byte read once), and its Timing.
+    The array must be larger than the last-level cache, or this measures the cache."""
     with tf.device(device or tf.config.list_logical_devices()[0].name):
         x = tf.ones((megabytes * 2**20 // 4,), "float32")
         timing = measure(lambda: tf.reduce_sum(x), repeats=repeats, name=f"sum of {megabytes} MB")
@@ -38,14 +39,22 @@ def memory_bandwidth(megabytes=64, device=None, repeats=3):
 # in 2. Roofline: compute-bound or memory-bound?
 import os
 
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before JAX is imported: counting needs no GPU, TensorFlow keeps it
+import jax
+
+from helpers.errors import CourseError
+
 
 def xla_counts(fn, *shapes, dtype="float32"):
-    """XLA's own count of the FLOPs and bytes accessed by `fn` on arrays of `shapes` (its cost analysis)."""
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # only counting: leave any GPU's memory to TensorFlow
-    import jax
-
+    """XLA's own count of the FLOPs and bytes accessed by `fn` on arrays of `shapes` (its cost analysis of the
+    program before optimisation)."""
     cost = jax.jit(fn).lower(*[jax.ShapeDtypeStruct(s, dtype) for s in shapes]).cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost  # older JAX returns a list of one dict
+    if not cost or "flops" not in cost:
+        raise CourseError(
+            f"xla_counts(): JAX on {jax.default_backend()} gave no cost analysis; it counts on its CPU "
+            "backend: restart the runtime and run this cell before anything imports JAX."
+        )
     return cost["flops"], cost["bytes accessed"]
 
 
@@ -76,18 +85,26 @@ def roofline_plot(peak, bandwidth, points, title="Roofline"):
 import tensorflow as tf
 
 
-def training_step_flops(model, x, y):
-    """FLOPs of one training step of a compiled Keras model on the batch (x, y): `model.train_step` traced, then
-    counted by TensorFlow's profiler (ops without a registered count, such as gathers, count zero)."""
+def step_profile(model, x, y):
+    """TensorFlow's profiler on one training step of a compiled Keras model, `model.train_step` traced for the batch
+    (x, y): FLOPs per op (`.children`) and in all (`.total_float_ops`)."""
     step = tf.function(model.train_step).get_concrete_function((x, y))
+    graph = tf.Graph()  # a copy of the step alone: the profiler also walks the variables of the graph it is given
+    with graph.as_default():
+        tf.graph_util.import_graph_def(step.graph.as_graph_def(add_shapes=True), name="")
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
-    options["output"] = "none"  # the count only, no report
+    options["output"] = "none"  # the counts only, no report
     logger, level = tf.get_logger(), tf.get_logger().level
     logger.setLevel("ERROR")  # the v1 profiler logs its own deprecation notes
     try:
-        return tf.compat.v1.profiler.profile(graph=step.graph, options=options).total_float_ops
+        return tf.compat.v1.profiler.profile(graph=graph, options=options)
     finally:
         logger.setLevel(level)
+
+
+def training_step_flops(model, x, y):
+    """FLOPs of one training step (fit's) of a compiled Keras model on the batch (x, y)."""
+    return step_profile(model, x, y).total_float_ops
 
 
 def mfu(flops_per_step, step_seconds, peak_flops):
@@ -164,11 +181,6 @@ def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware
 
 # notebooks/02_numbers_behind_speed.ipynb, cell 48
 # in 6. A calculator: predict, then measure here
-import time
-
-import keras
-import numpy as np
-
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}  # optimizer state: float32 values per parameter
 
 
@@ -186,9 +198,14 @@ def estimate(
     link_bandwidth=1e10,
     step_seconds=None,
 ):
-    """Predictions for one training step of the Dense stack on each of `replicas` devices (data parallel)."""
+    """Predictions for one optimizer update of the Dense stack on each of `replicas` devices (data parallel), the
+    `batch` split into `accumulation_steps` micro-batches. Simplified: FLOPs = 6 x parameters x tokens (an input
+    gradient for the first layer too); bytes moved = each weight read twice and its gradient written, the update
+    reading and writing the weight and its slots, activations written and read once; activations = one value per
+    unit per layer per token of a micro-batch; the all-reduce by the ring model without latency, and its share of a
+    step at the step-time bound (the largest it can be)."""
     params = layers * width * (width + 1)
-    tokens = batch * seq_len / replicas  # per replica and step
+    tokens = batch * seq_len / replicas  # per replica and update
     unit_bytes = 2 if policy.startswith("mixed") else 4  # activations in the compute dtype
     memory = {
         "weights": 4 * params,
@@ -205,36 +222,12 @@ def estimate(
         "parameters": params,
         "memory per device (bytes)": sum(memory.values()),
         **memory,
-        "FLOPs per step": flops,
+        "FLOPs per update": flops,
         "step-time bound (s)": bound,
         "bound by": "compute" if flops / peak_flops >= moved / bandwidth else "memory",
-        "all-reduce (s)": allreduce,
-        "all-reduce share": allreduce / (bound + allreduce),
+        "all-reduce, no latency (s)": allreduce,
+        "all-reduce share at the bound": allreduce / (bound + allreduce),
     }
     if step_seconds:
         result["MFU at that step time"] = flops / step_seconds / peak_flops
     return result
-
-
-def measure_dense_step(
-    layers, width, batch, seq_len=1, policy="float32", optimizer="adam", accumulation_steps=1, steps=5
-):
-    """The same Dense stack trained with fit on this runtime: measured seconds per step and variables' bytes."""
-    inputs = keras.Input((seq_len, width))
-    outputs = inputs
-    for _ in range(layers):
-        outputs = keras.layers.Dense(width, activation="relu", dtype=policy)(outputs)
-    model = keras.Model(inputs, outputs)
-    choice = {
-        "sgd": keras.optimizers.SGD(),
-        "momentum": keras.optimizers.SGD(momentum=0.9),
-        "adam": keras.optimizers.Adam(),
-    }[optimizer]
-    if accumulation_steps > 1:
-        choice.gradient_accumulation_steps = accumulation_steps
-    model.compile(optimizer=choice, loss="mse")
-    x = np.random.default_rng(0).normal(size=(batch * steps, seq_len, width)).astype("float32")
-    model.fit(x, x, batch_size=batch, epochs=1, verbose=0)  # trace and warm up
-    start = time.perf_counter()
-    model.fit(x, x, batch_size=batch, epochs=1, verbose=0)
-    return {"step (s)": (time.perf_counter() - start) / steps, "variables (bytes)": variable_bytes(model)}
