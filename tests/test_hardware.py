@@ -113,3 +113,31 @@ def test_sources_lists_every_url():
     urls = {row[1] for row in hardware.sources().rows}
     assert urls == {u for a in ACCELERATORS for u in a.source_urls}
     assert "https://cloud.google.com/tpu/docs/v5e" in urls
+
+
+def test_a_ring_sends_one_way_pcie_as_printed_and_half_of_nvlink_and_ici():
+    assert hardware.one_way_link_gb_s(hardware.lookup("Tesla T4")) == 16.0
+    assert hardware.one_way_link_gb_s(hardware.lookup("Tesla V100-SXM2-16GB")) == 150.0
+    assert hardware.one_way_link_gb_s(hardware.lookup("TPU v5 lite")) == 200.0
+    assert hardware.one_way_link_gb_s(hardware.lookup("TPU v3")) is None
+
+
+@pytest.mark.parametrize("name, tf32, dtype, expected", [
+    ("NVIDIA A100-SXM4-80GB", True, "float32", ("A100 SXM 80GB (TF32, TensorFlow's default for float32 there)", 156e12)),
+    ("NVIDIA A100-SXM4-80GB", False, "float32", ("A100 SXM 80GB", 19.5e12)),
+    ("Tesla T4", True, "float32", ("T4", 8.1e12)),  # no TF32 on Turing
+    ("Tesla T4", True, "bfloat16", None),  # no bfloat16 peak published for a T4
+    ("NVIDIA H100 80GB HBM3", True, "bfloat16", ("H100 SXM 80GB", 989.5e12)),
+])
+def test_published_peak_reads_this_runtimes_gpu(monkeypatch, name, tf32, dtype, expected):
+    import tensorflow as tf
+
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: ["GPU:0"] if kind == "GPU" else [])
+    monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda device: {"device_name": name})
+    monkeypatch.setattr(tf.config.experimental, "tensor_float_32_execution_enabled", lambda: tf32)
+    found = hardware.published_peak(dtype)
+    assert found is None if expected is None else (found[0] == expected[0] and found[1] == pytest.approx(expected[1]))
+
+
+def test_published_peak_is_none_without_a_gpu():
+    assert hardware.published_peak("float32") is None  # the CPU runtime of the tests
