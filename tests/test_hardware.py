@@ -123,7 +123,8 @@ def test_a_ring_sends_one_way_pcie_as_printed_and_half_of_nvlink_and_ici():
 
 
 @pytest.mark.parametrize("name, tf32, dtype, expected", [
-    ("NVIDIA A100-SXM4-80GB", True, "float32", ("A100 SXM 80GB (TF32, TensorFlow's default for float32 there)", 156e12)),
+    ("NVIDIA A100-SXM4-80GB", True, "float32",
+     ("A100 SXM 80GB (TF32, TensorFlow's default for float32 there)", 156e12)),
     ("NVIDIA A100-SXM4-80GB", False, "float32", ("A100 SXM 80GB", 19.5e12)),
     ("Tesla T4", True, "float32", ("T4", 8.1e12)),  # no TF32 on Turing
     ("Tesla T4", True, "bfloat16", None),  # no bfloat16 peak published for a T4
