@@ -74,3 +74,11 @@ def test_another_notebook_is_named_and_files_as_saved_are_read(tmp_path):
         "the run has 1 cells, the notebook 2: not the same notebook?"]
     nbformat.write(executed, tmp_path / "saved.ipynb")  # read back from a file, as tools/browser.py reads its copy
     assert output_checks.problems(nbformat.read(tmp_path / "saved.ipynb", as_version=4), executed) == []
+
+
+def test_a_calculator_that_built_no_widgets_is_named():
+    view = new_output("display_data", data={output_checks.WIDGET_VIEW: {"model_id": "1"}, "text/plain": "VBox()"})
+    calculator = "controls = calculator.show(INPUTS, predict, measure_here)"
+    assert output_checks.widget_problems(notebook(ran(calculator, view), ran("x = 1"))) == []
+    assert output_checks.widget_problems(notebook(ran("x = 1"), ran(calculator, stdout("a table")))) == [
+        "cell 2: the calculator built no widgets"]

@@ -49,3 +49,14 @@ def stream_text(cell) -> str:
 
 def _first_line(text: str) -> str:
     return next((line[:200] for line in text.splitlines() if line.strip()), "")
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_problems(executed) -> list[str]:
+    """For a run with widgets on (`make colab`: Colab's ipywidgets 7.7.1): a cell that shows chapter 2's calculator
+    must have built its widgets. Call before template.clean(), which drops widget views from stored outputs."""
+    return [f"cell {number}: the calculator built no widgets" for number, cell in enumerate(executed.cells, 1)
+            if cell.cell_type == "code" and "calculator.show(" in cell.source
+            and not any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))]

@@ -22,6 +22,7 @@ from nbconvert import HTMLExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from helpers import report  # noqa: E402
+from helpers.errors import flag_from_env  # noqa: E402
 from tools import output_checks  # noqa: E402
 from tools.template import NOTEBOOKS, ROOT, clean  # noqa: E402
 
@@ -44,8 +45,9 @@ def run_one(path: Path, build: Path | None = None) -> dict:
                        ).execute()
     except Exception as err:  # a failing notebook is reported, the others still run
         error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:120] if str(err).strip() else ''}"
-    clean(nb)
-    found = output_checks.problems(nb, stored) or ([error] if error else [])
+    widgets = output_checks.widget_problems(nb) if flag_from_env("COURSE_WIDGETS", default=True) else []
+    clean(nb)  # drops the widget views
+    found = output_checks.problems(nb, stored) + widgets or ([error] if error else [])
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
     status = f"FAILED: {'; '.join(found[:3])}{more}" if found else "OK"
     seconds = time.perf_counter() - start
