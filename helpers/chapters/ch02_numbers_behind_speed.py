@@ -141,7 +141,7 @@ def variable_bytes(model):
     return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in variables)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 41
+# notebooks/02_numbers_behind_speed.ipynb, cell 43
 # in 5. Communication: what an all-reduce costs
 import tensorflow as tf
 
@@ -179,7 +179,7 @@ def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware
     return replicas * step_seconds / (compute + allreduce_seconds)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 48
+# notebooks/02_numbers_behind_speed.ipynb, cell 50
 # in 6. A calculator: predict, then measure here
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}  # optimizer state: float32 values per parameter
 
