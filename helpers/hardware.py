@@ -173,12 +173,19 @@ MEASURED_H100 = MappingProxyType({
 })
 
 
-def published_peak(dtype: str = "float32") -> tuple[str, float] | None:
-    """(name, FLOP/s) of the published `dtype` peak of this runtime's first GPU, if the table knows it; else None."""
+def this_gpu() -> Accelerator | None:
+    """The table's row for this runtime's first GPU (by TensorFlow's name for it); None without a GPU or a row."""
     import tensorflow as tf  # only here: the table itself needs no TensorFlow
 
     gpus = tf.config.list_physical_devices("GPU")
-    card = lookup(tf.config.experimental.get_device_details(gpus[0]).get("device_name", "")) if gpus else None
+    return lookup(tf.config.experimental.get_device_details(gpus[0]).get("device_name", "")) if gpus else None
+
+
+def published_peak(dtype: str = "float32") -> tuple[str, float] | None:
+    """(name, FLOP/s) of the published `dtype` peak of this runtime's first GPU, if the table knows it; else None."""
+    import tensorflow as tf
+
+    card = this_gpu()
     if card and dtype == "float32" and card.peak_tflops.get("tf32") and \
             tf.config.experimental.tensor_float_32_execution_enabled():
         return f"{card.name} (TF32, TensorFlow's default for float32 there)", card.peak_tflops["tf32"] * 1e12

@@ -22,12 +22,12 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, tools/ is on the path, not the root
+from tools.output_checks import WIDGET_VIEW  # noqa: E402
 from tools.prose import comparative_problems, figure_problems, glossary_problems, long_markdown_problems  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 IGNORE = "nbval-ignore-output"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 SECTIONS = ("## What you will learn", "## Time and hardware", "## Summary")
 # Sources that print wall-clock times or per-run numbers: their cells must not be compared.
 VARYING = re.compile(r"\bmeasure\(|EpochTimer\(|printbar\(|LiveTrainingView\(|describe_runtime\(|time\.perf_counter")

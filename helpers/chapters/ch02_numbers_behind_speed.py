@@ -217,7 +217,7 @@ def estimate(
     flops = 6 * params * tokens
     moved = 4 * params * (4 + 2 * SLOTS[optimizer]) + 2 * memory["activations"] * accumulation_steps
     bound = max(flops / peak_flops, moved / bandwidth)
-    allreduce = 2 * (replicas - 1) / replicas * 4 * params / link_bandwidth
+    allreduce = ring_allreduce_seconds(4 * params, replicas, link_bandwidth)
     result = {
         "parameters": params,
         "memory per device (bytes)": sum(memory.values()),
@@ -229,5 +229,5 @@ def estimate(
         "all-reduce share at the bound": allreduce / (bound + allreduce),
     }
     if step_seconds:
-        result["MFU at that step time"] = flops / step_seconds / peak_flops
+        result["MFU at that step time"] = mfu(flops, step_seconds, peak_flops)
     return result

@@ -4,6 +4,7 @@ FLOP count of one matmul. Writes JSON to the path given (default: stdout). Run b
 `python tools/device/ceilings_jax.py $OUT/ceilings.json`."""
 
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -123,9 +124,8 @@ def main():
 
 
 def finish(result, out):
-    # A Keras model on the JAX backend, if Keras is here: FLOPs per step from XLA and the achieved FLOP/s.
+    # A Keras model on the JAX backend, if Keras is here: achieved FLOP/s, counting 6 x parameters x examples.
     try:
-        import os
         os.environ.setdefault("KERAS_BACKEND", "jax")
         import keras
         result["keras"] = keras.__version__
