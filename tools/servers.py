@@ -148,3 +148,29 @@ def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executabl
     with server(command, f"{url}/data/plugin/profile/runs", lambda runs: b'"' in runs, env=env, timeout_s=timeout_s,
                 what=f"TensorBoard listing a profile run (is there a trace under {logdir}?)"):
         yield url
+
+
+@contextlib.contextmanager
+def git_repository(clone_of: Path, timeout_s: float = 30):
+    """A bare clone of the repository at `clone_of` (every commit it has), served by `git daemon` on 127.0.0.1; yields
+    its address (git://127.0.0.1:PORT/course.git), which `pip install git+ADDRESS@REVISION` takes as it takes GitHub's.
+    Tests and the platform replicas point the setup cell at it (COURSE_REPOSITORY) instead of GitHub."""
+    with tempfile.TemporaryDirectory(prefix="course-git-") as base:
+        subprocess.run(["git", "clone", "--quiet", "--bare", str(clone_of), f"{base}/course.git"], check=True)
+        port = free_port()
+        command = ["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
+                   f"--port={port}", base]
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_until(lambda: proc.poll() is not None or _accepts(port), f"git daemon on port {port}", timeout_s)
+            if proc.returncode is not None:
+                raise SystemExit(f"git daemon stopped at once (exit code {proc.returncode}): is it installed?")
+            yield f"git://127.0.0.1:{port}/course.git"
+        finally:
+            stop(proc)
+
+
+def _accepts(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
