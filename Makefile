@@ -6,8 +6,6 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Fast mode and two logical CPU devices standing in for two accelerators, as in CI.
 TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
-# Coverage through sys.monitoring where Python has it (3.12+): much cheaper than tracing; older Pythons ignore it.
-COVERAGE := COVERAGE_CORE=sysmon
 FAST ?= 1
 DEVICES ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -34,13 +32,13 @@ lint: setup
 # Chapter 7's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
 # with only a loopback interface where Linux allows one (tools/sandbox.py), as they are elsewhere.
 test: setup lint
-	$(TEST_ENV) $(COVERAGE) $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest -n 2 --dist loadfile \
+	$(TEST_ENV) $(BIN)/python -m tools.sandbox $(BIN)/python -m pytest -n 2 --dist loadfile \
 		--cov=helpers --cov-report=term-missing:skip-covered --cov-fail-under=90 \
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 \
 		--ignore=tests/browser tests notebooks
 
 unit: setup
-	$(TEST_ENV) $(COVERAGE) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing \
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --cov=helpers --cov-report=term-missing \
 		--ignore=tests/browser tests
 
 # One notebook under nbval, e.g. `make notebook NB=notebooks/01_single_gpu.ipynb DEVICES=1`.
