@@ -17,8 +17,9 @@ def test_serves_every_commit_and_stops_with_the_block(tmp_path):
     with servers.git_repository(ROOT) as address:
         assert address.startswith("git://127.0.0.1:") and address.endswith("/course.git")
         assert git("ls-remote", address, "HEAD").stdout.split()[0] == head
-        fetched = git("init", "-q", str(tmp_path)), git("-C", str(tmp_path), "fetch", "-q", address, head)
-        assert fetched[1].returncode == 0, fetched[1].stderr  # a commit by its sha, as pip asks for REVISION
+        git("init", "-q", str(tmp_path))
+        fetched = git("-C", str(tmp_path), "fetch", "-q", address, head)
+        assert fetched.returncode == 0, fetched.stderr  # a commit by its sha, as pip asks for REVISION
         unknown = git("-C", str(tmp_path), "fetch", "-q", address, "0" * 39 + "1")
         assert unknown.returncode and "not our ref" in unknown.stderr
         wrong_path = git("ls-remote", address.replace("course.git", "nope.git"))
