@@ -8,7 +8,7 @@ from helpers.quiet import import_tensorflow_quietly
 # The versions CI runs every notebook on: a replica of Colab's runtime (tools/platforms/colab.txt, the oldest)
 # and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks both files agree.
 # Two combinations, by position: Colab's first, the newest releases second.
-TESTED = {"TensorFlow": ("2.20.0", "2.21.0"), "Keras": ("3.13.2", "3.15.1"), "Python": ("3.13", "3.11")}
+TESTED = {"TensorFlow": ("2.20.0", "2.21.0"), "Keras": ("3.13.2", "3.15.1"), "Python": ("3.13", "3.12")}
 MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran
 MIN_KERAS = (3, 13)
 

@@ -106,7 +106,7 @@ def test_versions_line_shows_found_beside_the_tested_combinations(monkeypatch):
     assert line.startswith(f"Versions: TensorFlow 2.20.1 + Keras 3.14.0 + Python {sys.version_info.major}."
                            f"{sys.version_info.minor}.")
     assert line.endswith("(tested: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.13 as on Colab, "
-                         "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.11)")
+                         "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.12)")
 
 
 def test_tpu_install_command_removes_tensorflow_cpu_first_where_installed(monkeypatch):
