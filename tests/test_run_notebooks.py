@@ -57,3 +57,11 @@ def test_write_report_has_one_row_per_notebook(build, monkeypatch):
     assert "Mode: fast; COURSE_DEVICES=2" in text
     assert "| 00_a.ipynb | OK | 12 s | x: 1 |" in text
     assert "| 01_b.ipynb | FAILED: E: boom | 4 s | - |" in text
+
+
+def test_run_one_names_the_slowest_cells(tmp_path, build, capsys):
+    path = notebook(tmp_path / "03_slow.ipynb", "x = 1", "import time\ntime.sleep(1.5)", "y = 2")
+    run_notebooks.run_one(path)
+    printed = capsys.readouterr().out
+    assert "03_slow.ipynb: OK in" in printed
+    assert printed.split("slowest cells: ")[1].startswith("cell 2 ")  # where a slow run spent its time

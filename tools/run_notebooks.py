@@ -46,6 +46,7 @@ def run_one(path: Path, build: Path | None = None) -> dict:
     except Exception as err:  # a failing notebook is reported, the others still run
         error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:120] if str(err).strip() else ''}"
     widgets = output_checks.widget_problems(nb) if flag_from_env("COURSE_WIDGETS", default=True) else []
+    slowest = slowest_cells(nb)  # before clean(), which drops the timing metadata
     clean(nb)  # drops the widget views
     found = output_checks.problems(nb, stored) + widgets or ([error] if error else [])
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -56,8 +57,22 @@ def run_one(path: Path, build: Path | None = None) -> dict:
     (build / f"{path.stem}.html").write_text(html, encoding="utf-8")
     figures = "; ".join(f"{f['key']}: {f['value']}{(' ' + f['unit']) if f['unit'] else ''}"
                         for f in report.read(str(figures_file)))
-    print(f"{path.name}: {status} in {seconds:.0f} s", flush=True)
+    print(f"{path.name}: {status} in {seconds:.0f} s (slowest cells: {slowest})", flush=True)
     return {"notebook": path.name, "status": status, "seconds": seconds, "figures": figures or "-"}
+
+
+def slowest_cells(nb, count: int = 3) -> str:
+    """The `count` cells that took longest, from nbclient's timing metadata: where a slow run spent its time."""
+    from datetime import datetime
+
+    took = []
+    for number, cell in enumerate(nb.cells, 1):
+        times = cell.metadata.get("execution", {})
+        if "iopub.execute_input" in times and "shell.execute_reply" in times:
+            start, end = (datetime.fromisoformat(times[key].replace("Z", "+00:00"))
+                          for key in ("iopub.execute_input", "shell.execute_reply"))
+            took.append(((end - start).total_seconds(), number))
+    return ", ".join(f"cell {number} {seconds:.0f} s" for seconds, number in sorted(took, reverse=True)[:count])
 
 
 def write_report(rows: list[dict], build: Path | None = None) -> Path:
