@@ -161,43 +161,37 @@ def test_check_versions_without_tensorflow(monkeypatch):
     assert "pip install" not in message and "tensorflow-tpu" not in message
 
 
-# Where importing TensorFlow fails, as on Colab's TPU runtime: a finder that records every attempt and refuses it.
-NO_TENSORFLOW = """
-import contextlib, io, json, sys
-tried = []
-class NoTensorFlow:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] == "tensorflow":
-            tried.append(name)
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, NoTensorFlow())
-"""
-
-
-def test_import_helpers_and_the_jax_setup_never_import_tensorflow_nor_print_an_install():
-    found = run_python(NO_TENSORFLOW + """
+def test_import_helpers_and_chapter_9_never_import_tensorflow_nor_print_an_install(no_tensorflow):
+    # Colab's TPU runtime has JAX and no TensorFlow: chapter 9's setup and imports must not need it.
+    found = run_python("""
+import contextlib, io, json, sitecustomize
 printed = io.StringIO()
 with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
     import helpers
-    after_import = list(tried)
+    after_import = list(sitecustomize.tried)
     course = helpers.setup(fast="auto", devices=2, backend="jax")  # chapter 9's setup cell
-    after_setup = list(tried)
-    import keras, jax  # what chapter 9's device cell imports next
-    after_keras = list(tried)
-jax_printed = printed.getvalue()
-print(json.dumps({"import": after_import, "setup": after_setup, "keras": after_keras, "fast": course.fast,
-                  "backend": keras.backend.backend(), "printed": jax_printed}))
-""", KERAS_BACKEND="tensorflow", COURSE_FAST="1")
-    assert found["import"] == [] and found["setup"] == [] and found["keras"] == []  # never even tried
+    after_setup = list(sitecustomize.tried)
+    import keras, jax  # chapter 9's device cell, then what its cells import
+    from helpers.chapters.ch01_single_gpu import reuters_conv1d
+    from helpers.chapters.ch09_bigger_than_one_device import largest_batch
+    from helpers.experiments import ch09_bigger_than_one_device
+    import helpers.exercises
+    reuters_conv1d()
+print(json.dumps({"import": after_import, "setup": after_setup, "fast": course.fast, "backend": keras.backend.backend(),
+                  "tried": sitecustomize.tried, "printed": printed.getvalue()}))
+""", PYTHONPATH=f"{no_tensorflow}{os.pathsep}{ROOT}", KERAS_BACKEND="tensorflow", COURSE_FAST="1")
+    assert found["import"] == [] and found["setup"] == []  # never even tried
     assert found["fast"] is True and found["backend"] == "jax"
+    # Keras on JAX looks for TensorFlow (to seed it, to read tf.data) and goes on without it; no module of ours does.
+    assert all(name == "tensorflow" for name in found["tried"])
     assert "Versions: Keras" in found["printed"] and "pip install" not in found["printed"]
-    found = run_python(NO_TENSORFLOW + """
-import helpers
+    found = run_python("""
+import json, sitecustomize, helpers
 try:
     helpers.setup()  # chapters 0-8, with the TensorFlow backend
 except helpers.CourseError as err:
-    print(json.dumps({"tried": tried, "error": str(err)}))
-""", COURSE_FAST="1")
+    print(json.dumps({"tried": sitecustomize.tried, "error": str(err)}))
+""", PYTHONPATH=f"{no_tensorflow}{os.pathsep}{ROOT}", COURSE_FAST="1")
     assert found["tried"] == ["tensorflow"]
     assert found["error"].startswith("TensorFlow is not installed") and "Chapter 9" in found["error"]
     assert "pip install" not in found["error"]
