@@ -46,9 +46,9 @@ def check_versions() -> None:
         import keras
     except ImportError as err:
         raise CourseError(
-            f"TensorFlow is not installed ({err}). Locally run `make setup`. On Colab's TPU runtime, which ships JAX "
-            f"but no TensorFlow: {TPU_ROUTE} Chapters 0-8 need TensorFlow: pick a CPU or GPU runtime (Colab: "
-            "Runtime > Change runtime type) and run all again."
+            f"TensorFlow is not installed ({err}). Locally, run `make setup`. Colab's TPU runtime ships JAX and no "
+            f"TensorFlow: {TPU_ROUTE} Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change "
+            "runtime type), then run all again."
         ) from None
     if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:
         raise CourseError(
