@@ -1,6 +1,7 @@
 """Chapter 9: the largest-batch finder against a fake out-of-memory error, the simulated device's memory count,
-setup() on the JAX backend with the notebook's device cell, and the chapter run on the default runtime (4 virtual
-CPU devices) with its exercises' solutions (nbval runs it with 2 and the starting code)."""
+setup() on the JAX backend with the notebook's device cell, and the chapter run without TensorFlow on the default
+runtime (4 virtual CPU devices) with its exercises' solutions (nbval runs it with TensorFlow, 2 devices and the
+starting code)."""
 
 from __future__ import annotations
 
