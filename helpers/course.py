@@ -116,7 +116,7 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     whole_number("setup(seed=", seed, 0)
     if choose_backend(backend) == "jax":
         return _setup_jax(fast, devices, seed, verbose)
-    check_versions()  # before anything imports TensorFlow: a TPU runtime without it gets the install command
+    check_versions()  # before anything imports TensorFlow: a TPU runtime without it is pointed to chapter 9
     import helpers.devices as device_tools
 
     quiet_logs()
@@ -134,7 +134,7 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
         memory = device_tools.gpu_memory_note()  # None without a GPU
         if memory:
             print(memory)
-        # With a TPU attached, its own message says why the CPU and what to install, instead of "no GPU or TPU".
+        # With a TPU attached, its own message says why the CPU and where the TPU works, not "no GPU or TPU".
         message = tpu_missing if tpu_missing and fast else note
         if message:
             print(message)

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from helpers.errors import CourseError, check_devices
 from helpers.tables import Table
-from helpers.versions import tpu_install_command
+from helpers.versions import TPU_ROUTE
 
 RESTART = (
     "TensorFlow has already initialised its devices in this runtime, and they cannot change now. "
@@ -188,14 +188,15 @@ def tensorflow_can_use_tpu() -> bool:
 
 def tpu_runtime_missing() -> str | None:
     """What to do when a TPU is attached but this TensorFlow cannot use it (Kaggle's TPU image ships
-    tensorflow-cpu), else None."""
+    tensorflow-cpu), else None. It names no install: TensorFlow's TPU build would replace the runtime's libtpu."""
     hint = tpu_hint()
     if hint is None or tensorflow_can_use_tpu():
         return None
     found = tpu_build()
     return (f"A TPU seems attached ({hint}), but TensorFlow {tf.__version__} here cannot use it (no tensorflow-tpu "
-            f"package{'; ' + found if found else ''}). To use it, run `!{tpu_install_command()}` in a new cell, then "
-            "restart the runtime and run all again. Until then this notebook runs at fast sizes on the host CPU.")
+            f"package{'; ' + found if found else ''}), so this notebook runs at fast sizes on the host CPU. "
+            f"{TPU_ROUTE} For this notebook at full size, pick a GPU runtime (Kaggle: Settings > Accelerator > GPU T4 "
+            "x2; Colab: Runtime > Change runtime type > T4 GPU).")
 
 
 def gpu_memory_note() -> str | None:

@@ -1,4 +1,4 @@
-"""The versions the course is tested on, the checks that fail early on older ones, and TensorFlow's TPU install."""
+"""The versions the course is tested on, the checks that fail early on older ones, and the route on a TPU runtime."""
 
 from __future__ import annotations
 
@@ -12,27 +12,18 @@ TESTED = {"TensorFlow": ("2.20.0", "2.21.0"), "Keras": ("3.13.2", "3.15.1"), "Py
 MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran
 MIN_KERAS = (3, 13)
 
-NEWEST_TF_TPU = "2.20.0"  # the newest tensorflow-tpu release (checked November 2026); there is no 2.21
-# Colab's own instruction (googlecolab/colabtools#5164) names this index for the matching libtpu.
-TPU_INSTALL = (f"pip install tensorflow-tpu=={NEWEST_TF_TPU} "
-               "-f https://storage.googleapis.com/libtpu-tf-releases/index.html")
+# The free TPU runtimes ship JAX with its libtpu and no TensorFlow that can use the TPU: Colab's has no TensorFlow
+# (googlecolab/colabtools#5164), Kaggle's has tensorflow-cpu ("re-enable tensorflow-tpu when a compatible libtpu can be
+# found", Kaggle/docker-python tpu/requirements.in). Installing tensorflow-tpu would replace that libtpu with the one
+# it pins (colabtools#5209): the course names no install and points to the chapter that runs on JAX as shipped.
+TPU_ROUTE = ("Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend; its section 6, \"The TPU "
+             "route that works\") runs on Colab's and Kaggle's TPU runtimes with the packages they ship: install "
+             "nothing over them.")
 
 
 def _version_tuple(version: str) -> tuple[int, int]:
     major, minor = version.split(".")[:2]
     return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
-
-
-def tpu_install_command() -> str:
-    """The exact command that gives this runtime TensorFlow's TPU build. Kaggle's TPU image ships
-    tensorflow-cpu, whose files the TPU build would overwrite half-way: it must go first."""
-    from importlib import metadata
-
-    try:
-        metadata.version("tensorflow-cpu")
-    except metadata.PackageNotFoundError:
-        return TPU_INSTALL
-    return f"pip uninstall -y tensorflow-cpu && {TPU_INSTALL}"
 
 
 def versions_line() -> str:
@@ -55,8 +46,9 @@ def check_versions() -> None:
         import keras
     except ImportError as err:
         raise CourseError(
-            f"TensorFlow is not installed ({err}). Locally run `make setup`. Colab and Kaggle TPU runtimes "
-            f"no longer ship it: run `{TPU_INSTALL}` and restart the runtime, or pick a CPU/GPU runtime."
+            f"TensorFlow is not installed ({err}). Locally, run `make setup`. Colab's TPU runtime ships JAX and no "
+            f"TensorFlow: {TPU_ROUTE} Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change "
+            "runtime type), then run all again."
         ) from None
     if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:
         raise CourseError(

@@ -42,15 +42,41 @@ def hermetic_env(monkeypatch):
     plt.close("all")
 
 
+# A sitecustomize.py for a Python without TensorFlow, as on Colab's TPU runtime: Python's path finder finds no
+# "tensorflow" (importing it fails, importlib.util.find_spec gives None), and each attempt is kept in `tried`.
+NO_TENSORFLOW = """
+import importlib.machinery
+
+tried = []
+_find_spec = importlib.machinery.PathFinder.find_spec
+
+
+def _without_tensorflow(fullname, path=None, target=None):
+    if fullname.split(".")[0] == "tensorflow":
+        tried.append(fullname)
+        return None
+    return _find_spec(fullname, path, target)
+
+
+importlib.machinery.PathFinder.find_spec = staticmethod(_without_tensorflow)
+"""
+
+
+@pytest.fixture
+def no_tensorflow(tmp_path) -> str:
+    """A folder to put first on PYTHONPATH: the Pythons started with it find no TensorFlow (`sitecustomize.tried`
+    lists what tried to import it)."""
+    (tmp_path / "sitecustomize.py").write_text(NO_TENSORFLOW, encoding="utf-8")
+    return str(tmp_path)
+
+
 def run_python(code: str, **env_overrides: str) -> dict:
     """Run `code` in a fresh interpreter (fresh TensorFlow runtime) and return the JSON object it
     prints on its last stdout line."""
     env = {k: v for k, v in os.environ.items() if k not in PLATFORM_VARS}
     env.pop("COURSE_REPORT_FILE", None)
-    env.update(
-        PYTHONPATH=str(ROOT), COURSE_WIDGETS="0", MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2",
-        **env_overrides,
-    )
+    env.update({"PYTHONPATH": str(ROOT), "COURSE_WIDGETS": "0", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2",
+                **env_overrides})
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
     )

@@ -1,9 +1,11 @@
 """Chapter 9: the largest-batch finder against a fake out-of-memory error, the simulated device's memory count,
-setup() on the JAX backend with the notebook's device cell, and the chapter run on the default runtime (4 virtual
-CPU devices) with its exercises' solutions (nbval runs it with 2 and the starting code)."""
+setup() on the JAX backend with the notebook's device cell, and the chapter run without TensorFlow on the default
+runtime (4 virtual CPU devices) with its exercises' solutions (nbval runs it with TensorFlow, 2 devices and the
+starting code)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import keras
@@ -180,7 +182,8 @@ def with_solutions(nb):
     return nb
 
 
-def test_the_chapter_runs_on_the_default_runtime_and_its_solutions_pass(monkeypatch):
+def test_the_chapter_runs_without_tensorflow_on_the_default_runtime_and_its_solutions_pass(monkeypatch,
+                                                                                          no_tensorflow):
     from nbclient import NotebookClient
 
     # The default runtime: no DEVICES, no COURSE_DEVICES (the device cell then asks JAX for 4 CPU devices).
@@ -188,7 +191,12 @@ def test_the_chapter_runs_on_the_default_runtime_and_its_solutions_pass(monkeypa
     for name, value in {"COURSE_FAST": "1", "COURSE_WIDGETS": "0"}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)  # an unmeasured kernel, as under nbval
+    # No TensorFlow in the kernel, as on Colab's TPU runtime (nbval runs the chapter with it, as on Kaggle's).
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [no_tensorflow, os.environ.get("PYTHONPATH")])))
     nb = with_solutions(nbformat.read(NOTEBOOK, as_version=4))
+    nb.cells.append(nbformat.v4.new_code_cell('import importlib.util, sitecustomize\n'
+                                              'print("TensorFlow found:", importlib.util.find_spec("tensorflow"), '
+                                              'sitecustomize.tried)'))
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     text = "".join(output.get("text", "") for cell in nb.cells if cell.cell_type == "code" for output in cell.outputs)
@@ -199,6 +207,7 @@ def test_the_chapter_runs_on_the_default_runtime_and_its_solutions_pass(monkeypa
     assert "spec (None, 'model')" in text and "per device (2336, 23)" in text
     for name in ("ch9.effective_batch", "ch9.exact_largest_batch", "ch9.kernel_on_model_axis"):
         assert f"[{name}] Correct. Well done." in text, name
+    assert "TensorFlow found: None [" in text  # Keras may look for it; nothing needed it
 
 
 def test_sections_3_and_4_size_the_global_batch_from_one_device(monkeypatch):

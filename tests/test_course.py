@@ -109,20 +109,6 @@ def test_versions_line_shows_found_beside_the_tested_combinations(monkeypatch):
                          "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.12)")
 
 
-def test_tpu_install_command_removes_tensorflow_cpu_first_where_installed(monkeypatch):
-    from importlib import metadata
-
-    real = metadata.version
-    monkeypatch.setattr(metadata, "version", lambda name: "2.20.0" if name == "tensorflow-cpu" else real(name))
-    assert versions.tpu_install_command() == f"pip uninstall -y tensorflow-cpu && {versions.TPU_INSTALL}"
-
-    def no_tensorflow_cpu(name):
-        raise metadata.PackageNotFoundError(name)
-
-    monkeypatch.setattr(metadata, "version", no_tensorflow_cpu)
-    assert versions.tpu_install_command() == versions.TPU_INSTALL
-
-
 NO_ACCELERATOR_NOTE = r"No GPU or TPU in this runtime, so this notebook runs at fast sizes.*FAST = \"full\""
 
 
@@ -151,24 +137,81 @@ def test_choose_fast(monkeypatch, requested, env, accelerator, fast, note):
         assert re.search(note, message)
 
 
-def test_setup_on_a_tpu_runtime_without_tensorflow_says_how_to_install_it(monkeypatch):
-    # Colab's TPU runtime has no TensorFlow: setup() must give the command, not a ModuleNotFoundError.
+def test_setup_on_a_tpu_runtime_without_tensorflow_points_to_chapter_9(monkeypatch):
+    # Colab's TPU runtime has no TensorFlow: setup() must say where the TPU works, not raise a ModuleNotFoundError.
     import helpers.devices
 
     monkeypatch.delitem(sys.modules, "helpers.devices")  # so that importing it again would import TensorFlow
     monkeypatch.delattr(helpers, "devices")
     monkeypatch.setitem(sys.modules, "tensorflow", None)
-    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*pip install tensorflow-tpu==2.20.0"):
+    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*Chapter 9") as caught:
         helpers.setup(verbose=False)
+    assert "pip install" not in str(caught.value)
 
 
 def test_check_versions_without_tensorflow(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)
     with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup") as caught:
         versions.check_versions()
-    # TPU runtimes stopped shipping TensorFlow in 2025: the message must say how to install the TPU build.
-    expected = "pip install tensorflow-tpu==2.20.0 -f https://storage.googleapis.com/libtpu-tf-releases/"
-    assert expected in str(caught.value)
+    message = str(caught.value)
+    assert "Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend" in message
+    assert 'section 6, "The TPU route that works"' in message
+    assert "Colab's TPU runtime ships JAX and no TensorFlow" in message
+    assert "Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change runtime type)" in message
+    # No install: TensorFlow's TPU build would replace the libtpu that the runtime's JAX uses.
+    assert "pip install" not in message and "tensorflow-tpu" not in message
+
+
+def test_import_helpers_and_chapter_9_never_import_tensorflow_nor_print_an_install(no_tensorflow):
+    # Colab's TPU runtime has JAX and no TensorFlow: chapter 9's setup and imports must not need it.
+    found = run_python("""
+import contextlib, io, json, sitecustomize
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+    import helpers
+    after_import = list(sitecustomize.tried)
+    course = helpers.setup(fast="auto", devices=2, backend="jax")  # chapter 9's setup cell
+    after_setup = list(sitecustomize.tried)
+    import keras, jax  # chapter 9's device cell, then what its cells import
+    from helpers.chapters.ch01_single_gpu import reuters_conv1d
+    from helpers.chapters.ch09_bigger_than_one_device import largest_batch
+    from helpers.experiments import ch09_bigger_than_one_device
+    import helpers.exercises
+    reuters_conv1d()
+print(json.dumps({"import": after_import, "setup": after_setup, "fast": course.fast, "backend": keras.backend.backend(),
+                  "tried": sitecustomize.tried, "printed": printed.getvalue()}))
+""", PYTHONPATH=f"{no_tensorflow}{os.pathsep}{ROOT}", KERAS_BACKEND="tensorflow", COURSE_FAST="1")
+    assert found["import"] == [] and found["setup"] == []  # never even tried
+    assert found["fast"] is True and found["backend"] == "jax"
+    # Keras on JAX looks for TensorFlow (to seed it, to read tf.data) and goes on without it; no module of ours does.
+    assert all(name == "tensorflow" for name in found["tried"])
+    assert "Versions: Keras" in found["printed"] and "pip install" not in found["printed"]
+    found = run_python("""
+import json, sitecustomize, helpers
+try:
+    helpers.setup()  # chapters 0-8, with the TensorFlow backend
+except helpers.CourseError as err:
+    print(json.dumps({"tried": sitecustomize.tried, "error": str(err)}))
+""", PYTHONPATH=f"{no_tensorflow}{os.pathsep}{ROOT}", COURSE_FAST="1")
+    assert found["tried"] == ["tensorflow"]
+    assert found["error"].startswith("TensorFlow is not installed") and "Chapter 9" in found["error"]
+    assert "pip install" not in found["error"]
+
+
+def test_no_helper_and_no_notebook_code_names_tensorflows_tpu_install():
+    # tensorflow-tpu pins its own libtpu: installing it on a TPU runtime replaces the one the runtime's JAX uses.
+    import nbformat
+
+    banned = ("pip install tensorflow-tpu", "libtpu-tf-releases")
+    sources = {str(path): path.read_text(encoding="utf-8") for path in (ROOT / "helpers").rglob("*.py")}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type == "code":
+                printed = "".join(output.get("text", "") for output in cell.outputs)
+                sources[f"{path.name} cell {i}"] = cell.source + printed
+    assert len(sources) > 50
+    found = [where for where, text in sources.items() if any(words in text for words in banned)]
+    assert found == []
 
 
 def test_quiet_logs_sets_error_level_and_ignores_shuffle_warning():

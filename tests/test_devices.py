@@ -216,13 +216,17 @@ def kaggle_tpu_image(monkeypatch):
     return installed
 
 
-def test_tpu_runtime_missing_on_kaggles_tpu_image_says_remove_tensorflow_cpu_first(monkeypatch):
+def test_tpu_runtime_missing_on_kaggles_tpu_image_points_to_chapter_9_and_installs_nothing(monkeypatch):
     kaggle_tpu_image(monkeypatch)
     message = devices.tpu_runtime_missing()
     assert "TPU seems attached (TPU_ACCELERATOR_TYPE=v5litepod-8)" in message
     assert "libtpu 0.0.21 (may belong to JAX rather than TensorFlow)" in message  # JAX's libtpu is no runtime for TF
-    assert ("run `!pip uninstall -y tensorflow-cpu && pip install tensorflow-tpu==2.20.0 -f "
-            "https://storage.googleapis.com/libtpu-tf-releases/index.html` in a new cell, then restart") in message
+    assert "so this notebook runs at fast sizes on the host CPU" in message
+    assert ("Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend; its section 6, \"The TPU "
+            "route that works\") runs on Colab's and Kaggle's TPU runtimes with the packages they ship") in message
+    assert "GPU runtime (Kaggle: Settings > Accelerator > GPU T4 x2" in message
+    # TensorFlow's TPU build pins its own libtpu and would replace the one the runtime's JAX uses.
+    assert "pip install" not in message and "pip uninstall" not in message
 
 
 def test_tpu_runtime_missing_is_none_without_a_tpu_or_with_its_runtime(monkeypatch):
@@ -271,7 +275,7 @@ def test_setup_prints_the_gpu_memory_line_on_a_gpu_runtime(monkeypatch, capsys, 
     assert "GPU memory: taken as needed" in capsys.readouterr().out
 
 
-def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_says_what_to_install(monkeypatch, capsys):
+def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_points_to_chapter_9(monkeypatch, capsys):
     import helpers
 
     kaggle_tpu_image(monkeypatch)
@@ -280,8 +284,8 @@ def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_says_what_to_instal
     assert course.fast is True  # never full-size ResNet50 on a host CPU
     out = capsys.readouterr().out
     assert "No GPU or TPU" not in out  # one message: the TPU is there, TensorFlow cannot use it yet
-    assert "pip uninstall -y tensorflow-cpu && pip install tensorflow-tpu==2.20.0" in out
-    assert out.rstrip().endswith("Until then this notebook runs at fast sizes on the host CPU.")
+    assert "so this notebook runs at fast sizes on the host CPU. Chapter 9 (" in out
+    assert "pip install" not in out
 
 
 def test_setup_with_a_gpu_in_auto_mode_runs_full_size(monkeypatch, fake_gpus):

@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import tensorflow as tf
-
 from helpers.errors import CourseError, whole_number
 
 
@@ -31,6 +29,8 @@ def printbar(label: str = "") -> None:
 
 def force(result):
     """Wait for every tensor in `result` to be computed (TF runs ops asynchronously on GPUs)."""
+    import tensorflow as tf  # here: chapter 9 imports this file on runtimes without TensorFlow (Colab's TPU)
+
     return tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, result)
 
 
