@@ -43,16 +43,19 @@ def minutes_table(path: Path = MINUTES) -> str:
     """The instructor's page's table of measured fast-mode minutes, from the JSON tools/fast_mode_minutes.py writes."""
     data = json.loads(path.read_text())
     machine = data["machine"]
-    lines = [f"Measured on {machine['cpu']} ({machine['cores']} cores visible), {machine['date']}, TensorFlow "
-             f"{machine['tensorflow']}, Keras {machine['keras']}; each notebook run {data['runs']} time(s) in fast mode "
-             f"({data['env']}).", "",
-             "| notebook | min (min) | median (min) | max (min) |", "| --- | --- | --- | --- |"]
-    for name, row in sorted(data["notebooks"].items()):
-        lines.append(f"| [{name}](../notebooks/{name}) | {row['min_s'] / 60:.1f} | {row['median_s'] / 60:.1f} | "
-                     f"{row['max_s'] / 60:.1f} |")
+    lines = [f"Measured by `tools/fast_mode_minutes.py` on {machine['cpu']}, pinned to {machine['cores']} cores, "
+             f"{machine['date']}: TensorFlow {machine['tensorflow']}, Keras {machine['keras']}, Python "
+             f"{machine['python']}, `{data['env']}`, each notebook in a fresh kernel as `make run` runs it.", "",
+             "| chapter | runs | median | fastest - slowest |", "| --- | --- | --- | --- |"]
+    for name, row in data["notebooks"].items():
+        lines.append(f"| [{name.removesuffix('.ipynb')}](../notebooks/{name}) | {row['runs']} | "
+                     f"{row['median_s'] / 60:.1f} min ({row['median_s']:.0f} s) | "
+                     f"{row['min_s']:.0f} - {row['max_s']:.0f} s |")
     missing = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name not in data["notebooks"])
     if missing:
-        lines += ["", f"Not measured yet: {', '.join(missing)}."]
+        lines += ["", f"Not measured yet: {', '.join(n.removesuffix('.ipynb') for n in missing)}."]
+    if data.get("note"):
+        lines += ["", data["note"]]
     return "\n".join(lines)
 
 
