@@ -45,6 +45,11 @@ def test_the_minutes_table_lists_each_measured_notebook_and_names_the_missing_on
     assert table.endswith("A busy machine.")
 
 
+def test_without_measurements_the_page_says_how_to_make_them(tmp_path):
+    assert conf.minutes_table(tmp_path / "none.json") == ("No measurements yet: `python tools/fast_mode_minutes.py "
+                                                         "--runs 3` writes `none.json`.")
+
+
 def test_the_committed_measurements_name_only_real_notebooks_and_hold_real_runs():
     data = json.loads(conf.MINUTES.read_text())
     assert data["notebooks"] and set(data["notebooks"]) <= set(CHAPTERS)

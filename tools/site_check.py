@@ -47,12 +47,18 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):  # a page closed before its last picture arrived: not news
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
 def serve(folder: Path):
     """`folder` over http on 127.0.0.1 (a free port), from a thread; yields the base URL."""
     if not (folder / "index.html").is_file():
         raise SystemExit(f"No site in {folder}: build it first with `make site`.")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    httpd = _Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
