@@ -63,7 +63,7 @@ def test_the_index_and_the_instructors_page_list_every_chapter_and_the_table_has
     for name in CHAPTERS:
         assert f"../notebooks/{name.removesuffix('.ipynb')}\n" in index
         assert f"(../notebooks/{name})" in instructors
-    assert conf.MINUTES_MARKER in instructors
+    assert len(conf.MINUTES_BLOCK.findall(instructors)) == 1
 
 
 def run_one_returning(*seconds, status="OK"):
@@ -111,3 +111,16 @@ def test_bad_arguments_are_refused_with_the_reason(argv, message, capsys):
     with pytest.raises(SystemExit):
         fast_mode_minutes.main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_the_site_reads_the_instructors_page_with_the_table_and_a_notebook_with_local_links():
+    source = [(ROOT / "docs" / "instructors.md").read_text()]
+    conf.on_source_read(None, "docs/instructors", source)
+    assert "On GitHub this section shows no table" not in source[0] and conf.minutes_table() in source[0]
+    raw = conf.REPOSITORY.replace("https://github.com/", "https://raw.githubusercontent.com/")
+    notebook = [json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": f"![a]({raw}/main/notebooks/"
+                                       "images/a.png)"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})]
+    conf.on_source_read(None, "notebooks/00_x", notebook)
+    read = json.loads(notebook[0])
+    assert read["cells"][0]["source"] == "![a](images/a.png)"
+    assert read["metadata"]["language_info"]["pygments_lexer"] == "ipython3"  # the setup cell's `!pip` line
