@@ -13,7 +13,7 @@ DEVICES ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup test unit notebook lint run lab export template outputs data clean colab colab-environment tensorboard screenshots \
-	browser test-browser
+	browser test-browser site test-site
 
 setup: $(STAMP)
 
@@ -78,6 +78,19 @@ browser: setup
 # mode, 2 logical devices); full-page screenshots in build/screenshots/. NB="notebooks/01_single_gpu.ipynb ..." picks.
 test-browser: browser
 	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
+
+# The self-study site in build/site/ (open build/site/index.html): the stored notebooks as they are, never executed,
+# the glossary and the instructor's page (docs/). Warnings are errors, so a broken link between pages fails the build;
+# it runs in a private network where Linux allows one, proving that it needs none.
+site: setup
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[site]" 2>&1 | grep -v "^WARNING: Location" || true
+	rm -rf build/site
+	$(BIN)/python -m tools.sandbox $(BIN)/python -m sphinx -W --keep-going -q -c docs . build/site
+
+# The site in headless Chromium, served on 127.0.0.1: every page renders, every link within the site answers, every
+# picture shows; full-page screenshots in build/site-screenshots/.
+test-site: site browser
+	$(BIN)/python -m pytest -p no:xdist -q tests/browser/test_site.py
 
 # The stored screenshots of TensorBoard's Profile tab (notebooks/images/): chapter 8 run in the browser writes its
 # trace, and the browser check photographs the Profile tab on it.
