@@ -74,7 +74,7 @@ def choose_backend(backend) -> str:
     backend = "tensorflow" if backend is None else backend
     if backend not in BACKENDS:
         raise CourseError(f"setup(backend={backend!r}): use one of {', '.join(map(repr, BACKENDS))} "
-                          "(BACKEND in the parameters cell).")
+                          "(the backend argument in the setup cell).")
     keras = sys.modules.get("keras")
     if keras is not None and keras.backend.backend() != backend:
         # keras.config.set_backend() reloads Keras, but its docstring warns that every Keras object made before

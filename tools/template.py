@@ -44,11 +44,17 @@ METADATA = {
 # What the setup cell installs on Colab/Kaggle must be the helpers this notebook was written with.
 PINNED = ("helpers", "pyproject.toml")
 REVISION = re.compile(r'^REVISION = "([0-9a-f]{40})"', re.MULTILINE)
+# The setup cell is plumbing: Colab shows its title as a form, JupyterLab folds its code (a click shows it).
+SETUP_CELL_VIEW = {"cellView": "form", "jupyter": {"source_hidden": True}}
+
+
+def project() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]
 
 
 def repository() -> str:
-    with open(ROOT / "pyproject.toml", "rb") as f:
-        return tomllib.load(f)["project"]["urls"]["Repository"].rstrip("/")
+    return project()["urls"]["Repository"].rstrip("/")
 
 
 def badges(path: Path) -> str:
@@ -87,23 +93,57 @@ def revision_problem(revision: str) -> str | None:
     return None
 
 
-def setup_source(revision: str) -> str:
-    """The one setup cell every notebook starts with, installing the course at `revision` where needed. Its `!`
-    line is IPython's: the kernel runs it in a shell, expanding {sys.executable} and {REVISION}, and shows pip's
-    output in the cell on every platform (a subprocess's own output does not always reach a Colab cell)."""
-    return f'''# Setup, the same in every notebook: this clone's helpers, else installed at REVISION (never TensorFlow).
-import importlib.util
+def setup_source(revision: str, backend: str = "tensorflow") -> str:
+    """The setup cell every notebook starts with: the clone's helpers, else the course installed at `revision` from
+    the repository (COURSE_REPOSITORY, else pyproject's), telling apart why an install failed, and installing again
+    when another revision is installed. Only the backend (chapter 9: "jax") differs between notebooks."""
+    backend_argument = ', backend="jax"' if backend == "jax" else ""  # chapter 9 runs Keras on JAX
+    return f'''# @title Setup: this clone's helpers, else the course installed at REVISION (never TensorFlow)
+import json
 import os
+import subprocess
 import sys
+from importlib import metadata
 
 REVISION = "{revision}"  # the course version these notebooks were written with
+REPOSITORY = os.environ.get("COURSE_REPOSITORY", "{repository()}")  # or a fork
+
+
+def installed_revision():
+    """The commit of the installed course: None when not installed, "local" when installed from a folder."""
+    try:
+        direct_url = metadata.distribution("{project()['name']}").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    return json.loads(direct_url or "{{}}").get("vcs_info", {{}}).get("commit_id", "local")
+
+
+def why_the_install_failed(output):
+    if any(words in output for words in ("Could not resolve host", "Failed to connect", "unable to look up")):
+        return f"no network: cannot reach {{REPOSITORY}}. On Kaggle: Settings > Internet on (needs a verified phone)."
+    if any(words in output for words in ("not our ref", "did not match any file", "unadvertised object")):
+        return f"revision not found: {{REPOSITORY}} has no commit {{REVISION}}. Open the notebook again from its badge."
+    if any(words in output for words in ("' not found", "could not read Username", "not exported", "not a git")):
+        return f"repository not found: {{REPOSITORY}}. Check the address (COURSE_REPOSITORY, if you set it)."
+    return "pip failed for another reason. Its last lines:\\n" + "\\n".join(output.strip().splitlines()[-8:])
+
+
 if os.path.isfile("../helpers/course.py"):  # inside a clone of the course
     sys.path.insert(0, os.path.abspath(".."))
-elif importlib.util.find_spec("helpers") is None:  # Colab, Kaggle (there: Settings > Internet on), once per runtime
-    !GIT_TERMINAL_PROMPT=0 {{sys.executable}} -m pip install -q git+{repository()}@{{REVISION}}
-import helpers  # ModuleNotFoundError here: the install failed, and pip's message above says why
+elif installed_revision() == "local":
+    print("The course is installed from a local folder: its revision is not checked against REVISION.")
+elif installed_revision() != REVISION:  # Colab, Kaggle: once per runtime, and again for another REVISION
+    print(f"Installing the course's helpers at {{REVISION[:12]}} from {{REPOSITORY}} ...", flush=True)
+    again = ["--force-reinstall", "--no-deps"] if installed_revision() else []  # else pip keeps the other commit
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *again, f"git+{{REPOSITORY}}@{{REVISION}}"],
+                         capture_output=True, text=True, env={{**os.environ, "GIT_TERMINAL_PROMPT": "0"}})
+    if pip.returncode:
+        raise RuntimeError("Installing the course failed: " + why_the_install_failed(pip.stdout + pip.stderr))
+    if "helpers" in sys.modules:
+        raise RuntimeError("This runtime imported other helpers before: Runtime > Restart session, then run all.")
+import helpers
 
-course = helpers.setup(fast=FAST, devices=DEVICES, backend=BACKEND)  # AttributeError: rename your helpers.py'''
+course = helpers.setup(fast=FAST, devices=DEVICES{backend_argument})  # AttributeError: rename your helpers.py'''
 
 
 PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
@@ -113,22 +153,23 @@ PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows t
 FAST = "auto"  # @param ["auto", "fast", "full"]
 # DEVICES: how many logical devices to split one GPU (or the CPU) into; None reads COURSE_DEVICES ({devices}).
 # Several real GPUs are used as they are. A new value needs a restart of the runtime.
-DEVICES = None  # @param {type:"raw"}
-# BACKEND: Keras's backend for this notebook, set before Keras is imported ("jax" only where a chapter says so).
-BACKEND = "{backend}"  # @param ["tensorflow", "jax"]'''
+DEVICES = None  # @param {type:"raw"}'''
 # On JAX, chapter 9's device cell asks for JAX CPU devices instead, 4 unless DEVICES or COURSE_DEVICES says otherwise.
 DEVICES_DEFAULT = {"tensorflow": "default 1", "jax": "default 4 JAX CPU devices"}
 
 
 def parameters_for(backend: str) -> str:
-    return PARAMETERS_TEMPLATE.replace("{backend}", backend).replace("{devices}", DEVICES_DEFAULT[backend])
+    return PARAMETERS_TEMPLATE.replace("{devices}", DEVICES_DEFAULT[backend])
 
+
+def backend_of(nb) -> str:
+    """The Keras backend `nb` runs on: "jax" where its setup cell (or, before, its parameters cell) says so."""
+    cells = "\n".join(cell.source for cell in nb.cells[1:3])
+    return "jax" if 'backend="jax"' in cells or 'BACKEND = "jax"' in cells else "tensorflow"
 
 
 def parameters_source(nb) -> str:
-    """The parameters cell for `nb`, keeping the backend it chose (tensorflow unless it says jax)."""
-    chosen = re.search(r'^BACKEND = "(\w+)"', nb.cells[1].source, re.MULTILINE) if len(nb.cells) > 1 else None
-    return parameters_for("jax" if chosen and chosen.group(1) == "jax" else "tensorflow")
+    return parameters_for(backend_of(nb))
 
 
 def pinned_revision(nb) -> str | None:
@@ -154,7 +195,7 @@ def problems(path: Path) -> list[str]:
     if cells[1].source != parameters_source(nb) or "parameters" not in cells[1].metadata.get("tags", []):
         found.append("second cell must be the papermill parameters cell (tag 'parameters')")
     revision = pinned_revision(nb)
-    if revision is None or cells[2].source != setup_source(revision):
+    if revision is None or cells[2].source != setup_source(revision, backend_of(nb)):
         found.append("third cell must be the setup cell, identical to tools/template.py (run `make template`)")
     elif problem := revision_problem(revision):
         found.append(f"setup cell {problem}")
@@ -207,9 +248,11 @@ def fix(path: Path, revision: str) -> None:
     lines = [line for line in header.splitlines() if "Open in Colab" not in line]
     lines.insert(1, "\n" + badges(path))
     nb.cells[0].source = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    nb.cells[1].source, nb.cells[2].source = parameters_source(nb), setup_source(revision)
+    backend = backend_of(nb)
+    nb.cells[1].source, nb.cells[2].source = parameters_for(backend), setup_source(revision, backend)
     nb.cells[1].metadata["tags"] = ["parameters"]
     nb.cells[2].metadata["tags"] = [IGNORE]
+    nb.cells[2].metadata.update(SETUP_CELL_VIEW)
     nb.metadata.update(METADATA)
     nbformat.write(nb, path)
 
