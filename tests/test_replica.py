@@ -1,6 +1,8 @@
 """`make colab` and `make kaggle`'s decisions: what counts as the course install changing the platform, which
 versions the replicas pin, and a notebook run by the wrong kernel."""
 
+import json
+
 import pytest
 
 from tools import replica
@@ -140,3 +142,30 @@ def test_an_unknown_platform_is_refused(capsys):
         replica.main(["--platform", "sagemaker", "--environment-only"])
     err = capsys.readouterr().err
     assert "invalid choice: 'sagemaker'" in err and "colab" in err and "kaggle" in err
+
+
+def notebook(path, setup_source):
+    cells = [{"cell_type": "markdown", "source": ["# Title"]}, {"cell_type": "code", "source": ["FAST = 1"]},
+             {"cell_type": "code", "source": setup_source}]
+    path.write_text(json.dumps({"cells": cells}))
+    return path
+
+
+def test_the_revision_the_notebooks_setup_cells_install_is_the_one_installed(tmp_path):
+    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
+    setup = ["import os\n", f'REVISION = "{sha}"  # the course version\n']
+    paths = [notebook(tmp_path / f"0{i}.ipynb", setup) for i in range(2)]
+    assert replica.pinned_revision(paths) == sha
+
+
+def test_notebooks_pinning_different_revisions_are_named(tmp_path):
+    first = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{"a" * 40}"\n'])
+    second = notebook(tmp_path / "01_b.ipynb", [f'REVISION = "{"b" * 40}"\n'])
+    unpinned = notebook(tmp_path / "02_c.ipynb", ["import helpers\n"])
+    with pytest.raises(SystemExit, match=r"pin no single REVISION \(a{40}: 00_a.ipynb; b{40}: 01_b.ipynb; None: "
+                                         r"02_c.ipynb\): run `make template`"):
+        replica.pinned_revision([first, second, unpinned])
+
+
+def test_the_course_s_notebooks_pin_one_revision():
+    assert len(replica.pinned_revision(sorted((replica.ROOT / "notebooks").glob("*.ipynb")))) == 40

@@ -2,12 +2,15 @@
 
 1. A venv (.venv-colab, .venv-kaggle) on the platform's Python with exactly the versions in
    tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure).
-2. `pip freeze`, then the installs the notebooks make: this repository without extras (every setup cell), then
-   its `profile` extra (chapter 8 installs XProf), then `pip freeze` again. A preinstalled package that changed
-   or went is a failure (learners must not get a different TensorFlow, widgets or NumPy than their platform
-   gave them), and so is an added package that the platform ships (the replica would be missing it).
-3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own
-   nbclient; results in build/PLATFORM/report.md.
+2. `pip freeze`, then the course installed as the setup cell installs it, `pip install git+REPOSITORY@REVISION`
+   (REVISION: the one the notebooks pin; REPOSITORY: a bare clone of this repository served on 127.0.0.1 by
+   tools.servers.git_repository, which the notebooks' kernels also get as COURSE_REPOSITORY), then `pip freeze`
+   again. A preinstalled package that changed or went is a failure (learners must not get a different TensorFlow,
+   widgets or NumPy than their platform gave them), and so is an added package that the platform ships (the
+   replica would be missing it).
+3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own nbclient, from
+   a folder outside the clone (so the setup cell uses the installed course, as on the platform); results in
+   build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared again afterwards.
 4. On Colab, TensorBoard's Profile tab on chapter 8's profile, started as that chapter tells Colab learners to (a
    newer protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only). Chapter 8 tells Kaggle
    learners to download the logs instead, so the Kaggle replica has no such step.
@@ -24,14 +27,19 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tools import servers  # noqa: E402  (the parts the replica uses need only the standard library)
+
 PLATFORMS_DIR = ROOT / "tools" / "platforms"
 COURSE_PACKAGE = "tf-fast-course"
 PIP = ("-m", "pip", "--disable-pip-version-check", "-q")
+SETUP_REVISION = re.compile(r'^REVISION = "([0-9a-f]{40})"', re.MULTILINE)
 # What chapter 8 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
 # protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
 TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
@@ -146,15 +154,29 @@ def build_environment(platform: Platform, python: str) -> Path:
     return venv_python
 
 
-def install_course(platform: Platform, venv_python: Path) -> list[str]:
-    """Uninstall earlier installs, then install the course as the setup cell does and its `profile` extra as
-    chapter 8 does; return what changed."""
+def pinned_revision(notebooks) -> str:
+    """The course revision the notebooks' setup cells install (one for all, as `make template` writes them)."""
+    found = {}
+    for path in notebooks:
+        setup = json.loads(Path(path).read_text(encoding="utf-8"))["cells"][2]["source"]
+        match = SETUP_REVISION.search("".join(setup))
+        found.setdefault(match.group(1) if match else None, []).append(Path(path).name)
+    if len(found) != 1 or None in found:
+        raise SystemExit("The notebooks' setup cells pin no single REVISION ("
+                         + "; ".join(f"{revision}: {', '.join(names)}" for revision, names in found.items())
+                         + "): run `make template`.")
+    return next(iter(found))
+
+
+def install_course(platform: Platform, venv_python: Path, repository: str,
+                   revision: str) -> tuple[dict[str, str], list[str]]:
+    """Uninstall earlier installs (the course, and what chapter 8 installs), then install the course as the setup
+    cell does; return `pip freeze` before it and what it changed."""
     subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages(platform)],
                    capture_output=True)
     before = freeze(venv_python)
-    run(venv_python, *PIP, "install", ROOT)
-    run(venv_python, *PIP, "install", f"{ROOT}[profile]")
-    return changed_packages(before, freeze(venv_python), platform)
+    run(venv_python, *PIP, "install", f"git+{repository}@{revision}", env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    return before, changed_packages(before, freeze(venv_python), platform)
 
 
 def profile_packages(platform: Platform) -> list[str]:
@@ -179,33 +201,35 @@ def main(argv=None) -> int:
     venv_python = build_environment(platform, args.python or find_python(platform))
     if args.environment_only:
         return 0
-    changed = install_course(platform, venv_python)
-    if changed:
-        print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
-        return 1
-    print("Installing the course changed no preinstalled package.", flush=True)
-    env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1")
-    failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
-                             "--jobs", str(args.jobs), *args.notebooks], env=env).returncode
-    names = [Path(n).name for n in args.notebooks] or [p.name for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    wrong = not_run_on_the_replica([platform.build / name for name in names], platform)
-    if wrong:
-        print("These notebooks' kernels did not run the replica's versions:", ", ".join(wrong))
-    profile_tab = (not platform.profile_tab or "08_profiling.ipynb" not in names
-                   or tensorboard_shows_the_profile(platform, venv_python))
-    return 1 if failed or wrong or not profile_tab else 0
+    notebooks = [Path(n).resolve() for n in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    with servers.git_repository(ROOT) as repository, tempfile.TemporaryDirectory(prefix="course-") as folder:
+        before, changed = install_course(platform, venv_python, repository, pinned_revision(notebooks))
+        if changed:
+            print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
+            return 1
+        print("Installing the course changed no preinstalled package.", flush=True)
+        copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
+        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository)
+        failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
+                                 "--jobs", str(args.jobs), *copies], env=env, cwd=folder).returncode
+        changed = changed_packages(before, freeze(venv_python), platform)
+        if changed:
+            print("The notebooks' own installs changed packages the platform installed:\n  " + "\n  ".join(changed))
+        wrong = not_run_on_the_replica([platform.build / path.name for path in notebooks], platform)
+        if wrong:
+            print("These notebooks' kernels did not run the replica's versions:", ", ".join(wrong))
+        profile_tab = (not platform.profile_tab or "08_profiling.ipynb" not in [path.name for path in notebooks]
+                       or tensorboard_shows_the_profile(platform, venv_python, Path(folder) / "ch8_logs"))
+    return 1 if failed or changed or wrong or not profile_tab else 0
 
 
-def tensorboard_shows_the_profile(platform: Platform, venv_python: Path) -> bool:
-    """Serve chapter 8's naive-pipeline profile with the replica's TensorBoard, as the chapter tells Colab learners
-    to, and ask the Profile tab for its overview page."""
-    sys.path.insert(0, str(ROOT))
-    from tools import servers
-
+def tensorboard_shows_the_profile(platform: Platform, venv_python: Path, logs: Path) -> bool:
+    """Serve chapter 8's naive-pipeline profile (in `logs`) with the replica's TensorBoard, as the chapter tells Colab
+    learners to, and ask the Profile tab for its overview page."""
     folder = platform.build / "protobuf6"
     run(venv_python, *PIP, "install", "--no-deps", "--upgrade", "--target", folder, TENSORBOARD_PROTOBUF)
     try:
-        with servers.tensorboard(ROOT / "notebooks" / "ch8_logs", python=str(venv_python),
+        with servers.tensorboard(logs, python=str(venv_python),
                                  env={**os.environ, "PYTHONPATH": str(folder)}) as url:
             runs = json.loads(servers.get(f"{url}/data/plugin/profile/runs"))
             naive = next(run_name for run_name in runs if run_name.startswith("naive"))
