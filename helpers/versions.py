@@ -9,7 +9,7 @@ from helpers.quiet import import_tensorflow_quietly
 # kaggle.txt, the oldest) and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks the
 # files agree. Three combinations, by position: Colab's first, the newest releases second, Kaggle's third.
 TESTED = {"TensorFlow": ("2.20.0", "2.21.0", "2.20.0"), "Keras": ("3.13.2", "3.15.1", "3.13.2"),
-          "Python": ("3.13", "3.11", "3.12")}
+          "Python": ("3.13", "3.12", "3.12")}
 MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran
 MIN_KERAS = (3, 13)
 

@@ -107,7 +107,7 @@ def test_versions_line_shows_found_beside_the_tested_combinations(monkeypatch):
                            f"{sys.version_info.minor}.")
     assert line.endswith("(tested: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.13 as on Colab, "
                          "TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12 as on Kaggle, "
-                         "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.11)")
+                         "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.12)")
 
 
 def test_tpu_install_command_removes_tensorflow_cpu_first_where_installed(monkeypatch):

@@ -31,9 +31,9 @@ def test_environment_yml_matches_pyproject():
 def test_environment_yml_installs_the_package_and_python_in_range():
     text = (ROOT / "environment.yml").read_text()
     assert "      - -e ." in text
-    # The same Python range as pyproject.toml's requires-python (3.11-3.13), pinned to one version of it.
+    # The same Python range as pyproject.toml's requires-python (3.12-3.13), pinned to one version of it.
     pinned = [line.strip() for line in text.splitlines() if line.strip().startswith("- python=")]
-    assert pinned in (["- python=3.11"], ["- python=3.12"], ["- python=3.13"]), pinned
+    assert pinned in (["- python=3.12"], ["- python=3.13"]), pinned
 
 
 def test_tensorflow_is_not_a_core_dependency():

@@ -41,7 +41,8 @@ def fresh_python(tmp_path_factory):
     for name in ("setuptools", "pkg_resources", "_distutils_hack", f"setuptools-{setuptools.__version__}.dist-info"):
         (build_tools / name).symlink_to(site / name)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "VIRTUAL_ENV"))}
-    env.update(PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+    # pip reads PIP_NO_BUILD_ISOLATION as the value of build_isolation: "0" turns isolation off.
+    env.update(PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0", PIP_DISABLE_PIP_VERSION_CHECK="1",
                PYTHONPATH=str(build_tools))
     return base / "venv" / "bin" / "python", env
 

@@ -154,7 +154,7 @@ def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executabl
 def git_repository(clone_of: Path, timeout_s: float = 30):
     """A bare clone of the repository at `clone_of` (every commit it has), served by `git daemon` on 127.0.0.1; yields
     its address (git://127.0.0.1:PORT/course.git), which `pip install git+ADDRESS@REVISION` takes as it takes GitHub's:
-    the badge's install path, tried without GitHub (the setup cell does not read an address from outside yet)."""
+    the badge's install path, tried without GitHub (the setup cell reads the address from COURSE_REPOSITORY)."""
     with tempfile.TemporaryDirectory(prefix="course-git-") as base:
         subprocess.run(["git", "clone", "--quiet", "--bare", str(clone_of), f"{base}/course.git"], check=True)
         port = free_port()
