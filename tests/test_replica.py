@@ -169,3 +169,33 @@ def test_notebooks_pinning_different_revisions_are_named(tmp_path):
 
 def test_the_course_s_notebooks_pin_one_revision():
     assert len(replica.pinned_revision(sorted((replica.ROOT / "notebooks").glob("*.ipynb")))) == 40
+
+
+def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(monkeypatch, tmp_path, capsys):
+    import contextlib
+
+    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
+    source = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{sha}"\n'])
+    monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
+    monkeypatch.setattr(replica.servers, "git_repository", contextlib.contextmanager(lambda root: iter(["git://x"])))
+    monkeypatch.setattr(replica, "build_environment", lambda platform, python: "venv-python")
+    installed = []
+    monkeypatch.setattr(replica, "install_course", lambda platform, python, repository, revision: (
+        installed.append((repository, revision)) or ({"cryptography": "43.0.3"}, [])))
+    monkeypatch.setattr(replica, "freeze", lambda python: {"cryptography": "50.0.2"})  # as chapter 8's XProf did
+    runs = []
+
+    def run_notebooks(args, env, cwd):
+        runs.append((env["COURSE_REPOSITORY"], cwd, [str(a) for a in args[-1:]]))
+        build = tmp_path / "clone" / "build" / "kaggle"
+        build.mkdir(parents=True)
+        (build / "00_a.ipynb").write_text('"Versions: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12.1 (tested"')
+        return replica.subprocess.CompletedProcess(args, 0)
+
+    monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
+    assert replica.main(["--platform", "kaggle", "--python", "python3.12", str(source)]) == 1
+    assert installed == [("git://x", sha)]
+    [(repository, cwd, [copy])] = runs
+    assert repository == "git://x" and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
+    out = capsys.readouterr().out
+    assert "own installs changed packages the platform installed:\n  cryptography: 43.0.3 -> 50.0.2" in out
