@@ -1,5 +1,5 @@
 # The course's commands. Only Python 3.12-3.13 and make are needed; everything else goes in .venv
-# (and, for `make colab`, Python 3.13 and .venv-colab).
+# (and, for `make colab`, Python 3.13 and .venv-colab; for `make kaggle`, .venv-kaggle).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,8 +12,8 @@ FAST ?= 1
 DEVICES ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup test unit notebook lint run lab export template outputs data clean colab colab-environment tensorboard screenshots \
-	browser test-browser site test-site
+.PHONY: setup test unit notebook lint run lab export template outputs data clean colab colab-environment kaggle \
+	kaggle-environment tensorboard screenshots browser test-browser site test-site
 
 setup: $(STAMP)
 
@@ -54,11 +54,19 @@ run: setup
 # Colab's runtime replicated (Python 3.13, its package versions): install the course as the setup cell does,
 # fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices).
 colab:
-	$(PYTHON) tools/colab_replica.py
+	$(PYTHON) tools/replica.py --platform colab
 
 # Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
 colab-environment:
-	$(PYTHON) tools/colab_replica.py --environment-only
+	$(PYTHON) tools/replica.py --platform colab --environment-only
+
+# Kaggle's GPU runtime replicated the same way (Python 3.12, the Colab image it builds on with Kaggle's pins on top).
+kaggle:
+	$(PYTHON) tools/replica.py --platform kaggle
+
+# Only the Kaggle replica's venv (`make kaggle` reuses it while tools/platforms/kaggle.txt is unchanged).
+kaggle-environment:
+	$(PYTHON) tools/replica.py --platform kaggle --environment-only
 
 lab: setup
 	$(BIN)/python -m pip install -q -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
@@ -116,4 +124,4 @@ data: setup
 	$(BIN)/python -m helpers.images
 
 clean:
-	rm -rf build .coverage .venv-colab
+	rm -rf build .coverage .venv-colab .venv-kaggle

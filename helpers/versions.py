@@ -5,10 +5,11 @@ from __future__ import annotations
 from helpers.errors import CourseError
 from helpers.quiet import import_tensorflow_quietly
 
-# The versions CI runs every notebook on: a replica of Colab's runtime (tools/platforms/colab.txt, the oldest)
-# and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks both files agree.
-# Two combinations, by position: Colab's first, the newest releases second.
-TESTED = {"TensorFlow": ("2.20.0", "2.21.0"), "Keras": ("3.13.2", "3.15.1"), "Python": ("3.13", "3.12")}
+# The versions CI runs every notebook on: replicas of Colab's and Kaggle's runtimes (tools/platforms/colab.txt and
+# kaggle.txt, the oldest) and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks the
+# files agree. Three combinations, by position: Colab's first, the newest releases second, Kaggle's third.
+TESTED = {"TensorFlow": ("2.20.0", "2.21.0", "2.20.0"), "Keras": ("3.13.2", "3.15.1", "3.13.2"),
+          "Python": ("3.13", "3.12", "3.12")}
 MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran
 MIN_KERAS = (3, 13)
 
@@ -34,9 +35,9 @@ def versions_line() -> str:
     import tensorflow as tf
 
     found = {"TensorFlow": tf.__version__, "Keras": keras.__version__, "Python": platform.python_version()}
-    tested = [" + ".join(f"{name} {TESTED[name][i]}" for name in TESTED) for i in range(2)]
+    colab, newest, kaggle = ([" + ".join(f"{name} {TESTED[name][i]}" for name in TESTED) for i in range(3)])
     return (f"Versions: {' + '.join(f'{name} {version}' for name, version in found.items())} "
-            f"(tested: {tested[0]} as on Colab, and {tested[1]})")
+            f"(tested: {colab} as on Colab, {kaggle} as on Kaggle, and {newest})")
 
 
 def check_versions() -> None:

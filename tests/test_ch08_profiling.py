@@ -152,8 +152,8 @@ def test_a_file_xprof_cannot_read_is_a_clear_error(tmp_path):
 
 
 def test_colab_learners_are_told_the_protobuf_the_replica_checks():
-    from tools import colab_replica
+    from tools import replica
 
     notebook = (ROOT / "notebooks" / "08_profiling.ipynb").read_text()
-    assert f"--no-deps --target /content/protobuf6 {colab_replica.TENSORBOARD_PROTOBUF}" in notebook
+    assert f"--no-deps --target /content/protobuf6 {replica.TENSORBOARD_PROTOBUF}" in notebook
     assert "%env PYTHONPATH=/content/protobuf6" in notebook

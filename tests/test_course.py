@@ -106,6 +106,7 @@ def test_versions_line_shows_found_beside_the_tested_combinations(monkeypatch):
     assert line.startswith(f"Versions: TensorFlow 2.20.1 + Keras 3.14.0 + Python {sys.version_info.major}."
                            f"{sys.version_info.minor}.")
     assert line.endswith("(tested: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.13 as on Colab, "
+                         "TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12 as on Kaggle, "
                          "and TensorFlow 2.21.0 + Keras 3.15.1 + Python 3.12)")
 
 
@@ -296,7 +297,8 @@ def test_setup_in_process_with_one_device(monkeypatch, capsys):
     first, second = capsys.readouterr().out.splitlines()
     assert first == "Course setup: fast mode ON (small data, few epochs); 1 logical device: /device:CPU:0"
     assert re.fullmatch(r"Versions: TensorFlow [\d.]+ \+ Keras [\d.]+ \+ Python [\d.]+ \(tested: TensorFlow 2\.20\.0 "
-                        r"\+ Keras 3\.13\.2 \+ Python 3\.13 as on Colab, and TensorFlow 2\.21\.0 .*\)", second), second
+                        r"\+ Keras 3\.13\.2 \+ Python 3\.13 as on Colab, TensorFlow 2\.20\.0 .* as on Kaggle, "
+                        r"and TensorFlow 2\.21\.0 .*\)", second), second
     helpers.setup(verbose=False)
     assert capsys.readouterr().out == ""
 

@@ -52,28 +52,34 @@ def pins(lines) -> dict[str, str]:
     return found
 
 
-def test_tested_versions_are_the_ones_both_ci_environments_install():
+def test_tested_versions_are_the_ones_the_ci_environments_install():
     # setup() prints these as "tested"; its floors come from the oldest. They must be what CI really runs.
     from helpers.versions import MIN_KERAS, MIN_TF, TESTED
+    from tools.replica import PLATFORMS
 
     colab = pins((ROOT / "tools" / "platforms" / "colab.txt").read_text().splitlines())
+    kaggle = pins((ROOT / "tools" / "platforms" / "kaggle.txt").read_text().splitlines())
     newest = pins(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["cpu"])
-    assert TESTED["TensorFlow"] == (colab["tensorflow-cpu"], newest["tensorflow-cpu"])
-    assert TESTED["Keras"] == (colab["keras"], newest["keras"])
-    assert MIN_TF == tuple(int(p) for p in colab["tensorflow-cpu"].split(".")[:2])
-    assert MIN_KERAS == tuple(int(p) for p in colab["keras"].split(".")[:2])
+    assert TESTED["TensorFlow"] == (colab["tensorflow-cpu"], newest["tensorflow-cpu"], kaggle["tensorflow-cpu"])
+    assert TESTED["Keras"] == (colab["keras"], newest["keras"], kaggle["keras"])
+    assert (TESTED["Python"][0], TESTED["Python"][2]) == (PLATFORMS["colab"].python, PLATFORMS["kaggle"].python)
+    def oldest(name):
+        return min(tuple(int(p) for p in replica[name].split(".")[:2]) for replica in (colab, kaggle))
+
+    assert (MIN_TF, MIN_KERAS) == (oldest("tensorflow-cpu"), oldest("keras"))
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
     assert f">={min(TESTED['Python'])}" in requires
 
 
-def test_course_install_leaves_colabs_and_kaggles_widgets_alone():
+@pytest.mark.parametrize("platform", ["colab", "kaggle"])
+def test_course_install_leaves_colabs_and_kaggles_widgets_alone(platform):
     # Colab ships ipywidgets 7.7.1, Kaggle's GPU image 8.1.5: the course must not pull either way.
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert not [d for d in core if d.lower().startswith(("ipywidgets", "widgetsnbextension", "jupyterlab"))]
-    colab = pins((ROOT / "tools" / "platforms" / "colab.txt").read_text().splitlines())
+    shipped = pins((ROOT / "tools" / "platforms" / f"{platform}.txt").read_text().splitlines())
     for requirement in core:
         name, floor = requirement.split(">=")
-        assert tuple(map(int, floor.split("."))) <= tuple(map(int, colab[name].split(".")[:2])), requirement
+        assert tuple(map(int, floor.split("."))) <= tuple(map(int, shipped[name].split(".")[:2])), requirement
 
 
 @pytest.mark.parametrize("platform, wanted", [("linux", "tensorflow-cpu"), ("darwin", "tensorflow")])

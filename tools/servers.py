@@ -1,7 +1,7 @@
 """Servers the tools start on 127.0.0.1 (TensorBoard; JupyterLab for tools/browser.py), each stopped with every
 process it started, and a guard that names and kills any process that outlives a run.
 
-server(), tensorboard() and get() need only the standard library (tools/colab_replica.py runs them before any venv
+server(), tensorboard() and get() need only the standard library (tools/replica.py runs them before any venv
 exists); stop_descendants() and nothing_left_behind() use psutil.
 """
 

@@ -1,0 +1,201 @@
+"""`make colab` and `make kaggle`'s decisions: what counts as the course install changing the platform, which
+versions the replicas pin, and a notebook run by the wrong kernel."""
+
+import json
+
+import pytest
+
+from tools import replica
+
+COLAB, KAGGLE = replica.PLATFORMS["colab"], replica.PLATFORMS["kaggle"]
+
+
+def test_changed_packages_names_every_change_but_the_course_itself():
+    before = {"ipywidgets": "7.7.1", "numpy": "2.1.3", "keras": "3.13.2"}
+    after = {"ipywidgets": "8.1.9", "numpy": "2.1.3", "jaraco-functools": "9.9", "tf-fast-course": "0.1.0"}
+    shipped = COLAB.published()["jaraco-functools"]
+    assert replica.changed_packages(before, after, COLAB) == [
+        "ipywidgets: 7.7.1 -> 8.1.9", f"jaraco-functools: absent -> 9.9 (Colab ships {shipped}: pin it in colab.txt)",
+        "keras: 3.13.2 -> absent"]
+
+
+def test_an_added_package_kaggle_ships_is_named_with_kaggle_s_version_and_pins_file():
+    # comm is not in the Colab image Kaggle builds on; Kaggle's requirements add it (unpinned, so no version
+    # there), but ipywidgets 8.1.5 is pinned only in Kaggle's requirements.
+    assert replica.changed_packages({}, {"ipywidgets": "8.1.7"}, KAGGLE) == [
+        "ipywidgets: absent -> 8.1.7 (Kaggle ships 8.1.5: pin it in kaggle.txt)"]
+
+
+@pytest.mark.parametrize("platform", [COLAB, KAGGLE])
+def test_new_packages_the_platform_does_not_ship_are_no_change(platform):
+    before = {"numpy": "2.1.3"}
+    after = {**before, "tf-fast-course": "0.1.0", "xprof": "2.22.3", "gviz-api": "1.10.0"}
+    assert replica.changed_packages(before, after, platform) == []
+
+
+def test_freeze_lines_are_compared_by_normalized_name():
+    lines = ["# a comment", "jaraco.functools==4.6.0", "pyasn1_modules==0.4.2", "x @ file:///y", "fastcore<2"]
+    assert replica.versions(lines) == {"jaraco-functools": "4.6.0", "pyasn1-modules": "0.4.2"}
+
+
+@pytest.mark.parametrize("platform", [COLAB, KAGGLE])
+def test_packages_the_replica_does_not_pin_are_named(platform):
+    installed = {"numpy": "2.1.3", "pip": "24.1.2", "left-pad": "1.0"}
+    assert replica.unpinned_packages(installed, platform) == ["left-pad==1.0"]
+
+
+def test_kaggle_s_own_pins_override_the_colab_image_s():
+    published = KAGGLE.published()
+    assert published["ipywidgets"] == "8.1.5" and published["nbconvert"] == "6.4.5"
+    assert published["jupyter-server"] == "2.12.5" and published["numpy"] == "2.0.2"
+
+
+def test_the_colab_replica_pins_only_colab_s_published_versions():
+    """colab.txt is a subset of Colab's published list at the same versions, but for its two stand-ins."""
+    published, pins = COLAB.published(), replica.versions(COLAB.pins.read_text().splitlines())
+    differ = {name: (version, published.get(name)) for name, version in pins.items() if published.get(name) != version}
+    assert differ == {"tensorflow-cpu": ("2.20.0", None), "jedi": (pins["jedi"], None)}
+    assert published["tensorflow"] == "2.20.0"
+
+
+def test_the_kaggle_replica_pins_only_kaggle_s_published_versions():
+    """kaggle.txt is a subset of Kaggle's lists at the same versions, but for the stand-in TensorFlow and the
+    packages Kaggle's build resolved without naming a version (kaggle.txt says why each has its version)."""
+    published, pins = KAGGLE.published(), replica.versions(KAGGLE.pins.read_text().splitlines())
+    differ = {name: (version, published.get(name)) for name, version in pins.items() if published.get(name) != version}
+    resolved = {"comm", "jedi", "widgetsnbextension", "mistune", "nbclient", "testpath"}
+    assert differ.pop("tensorflow-cpu") == ("2.20.0", None) and published["tensorflow"] == "2.20.0"
+    assert set(differ) <= resolved, sorted(set(differ) - resolved)
+    text = KAGGLE.pins.read_text()
+    assert all(f"# {name}" in text for name in differ), "each resolved version needs a comment saying where it is from"
+
+
+@pytest.mark.parametrize("platform", [COLAB, KAGGLE])
+def test_the_profile_extra_s_new_packages_are_uninstalled_before_each_replica_run(platform):
+    assert replica.profile_packages(platform) == ["xprof"]  # TensorBoard ships on both: never uninstalled
+
+
+@pytest.mark.parametrize("platform, python", [(COLAB, "3.13.0"), (KAGGLE, "3.12.1")])
+def test_a_notebook_run_by_other_versions_is_named(tmp_path, platform, python):
+    tf, keras = platform.pinned("tensorflow-cpu"), platform.pinned("keras")
+    good, other, other_python = (tmp_path / f"0{i}_x.ipynb" for i in range(3))
+    good.write_text(f'"Versions: TensorFlow {tf} + Keras {keras} + Python {python} (tested: ...)"')
+    other.write_text(f'"Versions: TensorFlow 2.21.0 + Keras {keras} + Python {python} (tested: ...)"')
+    other_python.write_text(f'"Versions: TensorFlow {tf} + Keras {keras} + Python 3.11.7 (tested: ...)"')
+    missing = tmp_path / "03_x.ipynb"
+    assert replica.not_run_on_the_replica([good, other, other_python, missing], platform) == [
+        "01_x.ipynb", "02_x.ipynb", "03_x.ipynb"]
+
+
+@pytest.mark.parametrize("platform, python", [(COLAB, "3.13.0"), (KAGGLE, "3.12.1")])
+def test_a_jax_chapter_run_by_another_keras_or_jax_is_named(tmp_path, platform, python):
+    keras, jax = platform.pinned("keras"), platform.pinned("jax")
+    good, newer_jax = tmp_path / "09_a.ipynb", tmp_path / "09_b.ipynb"
+    good.write_text(f'"Versions: Keras {keras} on JAX {jax} (backend jax), Python {python}"')
+    newer_jax.write_text(f'"Versions: Keras {keras} on JAX 0.10.2 (backend jax), Python {python}"')
+    assert replica.not_run_on_the_replica([good, newer_jax], platform) == ["09_b.ipynb"]
+
+
+def test_the_replicas_pin_what_the_platforms_ship_for_the_course_s_packages():
+    colab = replica.versions(COLAB.pins.read_text().splitlines())
+    assert colab["ipywidgets"] == "7.7.1" and colab["keras"] == "3.13.2" and colab["numpy"] == "2.1.3"
+    kaggle = replica.versions(KAGGLE.pins.read_text().splitlines())
+    assert kaggle["ipywidgets"] == "8.1.5" and kaggle["keras"] == "3.13.2" and kaggle["numpy"] == "2.0.2"
+    assert kaggle["jax"] == "0.7.2" and kaggle["jaxlib"] == "0.7.2"
+    for pins in colab, kaggle:  # the CPU build stands in for the GPU one
+        assert pins["tensorflow-cpu"] == "2.20.0" and "tensorflow" not in pins
+
+
+def test_each_platform_has_its_own_venv_build_folder_and_python():
+    assert (COLAB.venv.name, COLAB.build.name, COLAB.python) == (".venv-colab", "colab", "3.13")
+    assert (KAGGLE.venv.name, KAGGLE.build.name, KAGGLE.python) == (".venv-kaggle", "kaggle", "3.12")
+    assert COLAB.profile_tab and not KAGGLE.profile_tab  # chapter 8 tells Kaggle learners to download the logs
+
+
+def test_a_missing_python_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(replica.shutil, "which", lambda command: None)
+    monkeypatch.setattr(replica.Path, "home", lambda: tmp_path)
+    with pytest.raises(SystemExit, match=r"make kaggle: Python 3\.12 \(Kaggle's version\) is needed; .*pyenv install"):
+        replica.find_python(KAGGLE)
+
+
+def test_pyenv_s_python_is_found_when_none_is_on_path(monkeypatch, tmp_path):
+    python = tmp_path / ".pyenv" / "versions" / "3.12.1" / "bin" / "python3.12"
+    python.parent.mkdir(parents=True)
+    python.touch()
+    monkeypatch.setattr(replica.shutil, "which", lambda command: None)
+    monkeypatch.setattr(replica.Path, "home", lambda: tmp_path)
+    assert replica.find_python(KAGGLE) == str(python)
+
+
+@pytest.mark.parametrize("key", ["colab", "kaggle"])
+def test_environment_only_builds_the_venv_and_stops(monkeypatch, key):
+    built = []
+    monkeypatch.setattr(replica, "build_environment", lambda platform, python: built.append((platform.key, python)))
+    monkeypatch.setattr(replica, "install_course", lambda *args: pytest.fail("the course was installed"))
+    assert replica.main(["--platform", key, "--environment-only", "--python", "python3.x"]) == 0
+    assert built == [(key, "python3.x")]
+
+
+def test_an_unknown_platform_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        replica.main(["--platform", "sagemaker", "--environment-only"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'sagemaker'" in err and "colab" in err and "kaggle" in err
+
+
+def notebook(path, setup_source):
+    cells = [{"cell_type": "markdown", "source": ["# Title"]}, {"cell_type": "code", "source": ["FAST = 1"]},
+             {"cell_type": "code", "source": setup_source}]
+    path.write_text(json.dumps({"cells": cells}))
+    return path
+
+
+def test_the_revision_the_notebooks_setup_cells_install_is_the_one_installed(tmp_path):
+    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
+    setup = ["import os\n", f'REVISION = "{sha}"  # the course version\n']
+    paths = [notebook(tmp_path / f"0{i}.ipynb", setup) for i in range(2)]
+    assert replica.pinned_revision(paths) == sha
+
+
+def test_notebooks_pinning_different_revisions_are_named(tmp_path):
+    first = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{"a" * 40}"\n'])
+    second = notebook(tmp_path / "01_b.ipynb", [f'REVISION = "{"b" * 40}"\n'])
+    unpinned = notebook(tmp_path / "02_c.ipynb", ["import helpers\n"])
+    with pytest.raises(SystemExit, match=r"pin no single REVISION \(a{40}: 00_a.ipynb; b{40}: 01_b.ipynb; None: "
+                                         r"02_c.ipynb\): run `make template`"):
+        replica.pinned_revision([first, second, unpinned])
+
+
+def test_the_course_s_notebooks_pin_one_revision():
+    assert len(replica.pinned_revision(sorted((replica.ROOT / "notebooks").glob("*.ipynb")))) == 40
+
+
+def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(monkeypatch, tmp_path, capsys):
+    import contextlib
+
+    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
+    source = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{sha}"\n'])
+    monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
+    monkeypatch.setattr(replica.servers, "git_repository", contextlib.contextmanager(lambda root: iter(["git://x"])))
+    monkeypatch.setattr(replica, "build_environment", lambda platform, python: "venv-python")
+    installed = []
+    monkeypatch.setattr(replica, "install_course", lambda platform, python, repository, revision: (
+        installed.append((repository, revision)) or ({"cryptography": "43.0.3"}, [])))
+    monkeypatch.setattr(replica, "freeze", lambda python: {"cryptography": "50.0.2"})  # as chapter 8's XProf did
+    runs = []
+
+    def run_notebooks(args, env, cwd):
+        runs.append((env["COURSE_REPOSITORY"], cwd, [str(a) for a in args[-1:]]))
+        build = tmp_path / "clone" / "build" / "kaggle"
+        build.mkdir(parents=True)
+        (build / "00_a.ipynb").write_text('"Versions: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12.1 (tested"')
+        return replica.subprocess.CompletedProcess(args, 0)
+
+    monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
+    assert replica.main(["--platform", "kaggle", "--python", "python3.12", str(source)]) == 1
+    assert installed == [("git://x", sha)]
+    [(repository, cwd, [copy])] = runs
+    assert repository == "git://x" and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
+    out = capsys.readouterr().out
+    assert "own installs changed packages the platform installed:\n  cryptography: 43.0.3 -> 50.0.2" in out

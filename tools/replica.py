@@ -1,0 +1,258 @@
+"""`make colab`, `make kaggle`: the course on a replica of a platform's runtime, installed as a setup cell does.
+
+1. A venv (.venv-colab, .venv-kaggle) on the platform's Python with exactly the versions in
+   tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure).
+2. `pip freeze`, then the course installed as the setup cell installs it, `pip install git+REPOSITORY@REVISION`
+   (REVISION: the one the notebooks pin; REPOSITORY: a bare clone of this repository served on 127.0.0.1 by
+   tools.servers.git_repository, which the notebooks' kernels also get as COURSE_REPOSITORY), then `pip freeze`
+   again. A preinstalled package that changed or went is a failure (learners must not get a different TensorFlow,
+   widgets or NumPy than their platform gave them), and so is an added package that the platform ships (the
+   replica would be missing it).
+3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own nbclient, from
+   a folder outside the clone (so the setup cell uses the installed course, as on the platform); results in
+   build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared again afterwards.
+4. On Colab, TensorBoard's Profile tab on chapter 8's profile, started as that chapter tells Colab learners to (a
+   newer protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only). Chapter 8 tells Kaggle
+   learners to download the logs instead, so the Kaggle replica has no such step.
+
+Standard library only: it runs before any venv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tools import servers  # noqa: E402  (the parts the replica uses need only the standard library)
+
+PLATFORMS_DIR = ROOT / "tools" / "platforms"
+COURSE_PACKAGE = "tf-fast-course"
+PIP = ("-m", "pip", "--disable-pip-version-check", "-q")
+SETUP_REVISION = re.compile(r'^REVISION = "([0-9a-f]{40})"', re.MULTILINE)
+# What chapter 8 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
+# protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
+TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
+
+
+@dataclass(frozen=True)
+class Platform:
+    key: str  # colab, kaggle: names the pins file, the venv and the build folder
+    name: str
+    python: str
+    published_lists: tuple[str, ...]  # in tools/platforms; a later list's pins override an earlier one's
+    profile_tab: bool  # chapter 8 tells this platform's learners to open TensorBoard in the notebook
+
+    @property
+    def pins(self) -> Path:
+        return PLATFORMS_DIR / f"{self.key}.txt"
+
+    @property
+    def venv(self) -> Path:
+        return ROOT / f".venv-{self.key}"
+
+    @property
+    def build(self) -> Path:
+        return ROOT / "build" / self.key
+
+    def published(self) -> dict[str, str]:
+        """{normalized name: version} of every package the platform's lists name at one version."""
+        found = {}
+        for name in self.published_lists:
+            found.update(versions((PLATFORMS_DIR / name).read_text().splitlines()))
+        return found
+
+    def pinned(self, name: str) -> str:
+        """The version the pins file pins for `name`."""
+        return versions(self.pins.read_text().splitlines())[normalized(name)]
+
+
+PLATFORMS = {
+    "colab": Platform("colab", "Colab", "3.13", ("colab-pip-freeze.txt",), profile_tab=True),
+    # Kaggle's GPU image: a Colab image of 2026-05-14 with Kaggle's requirements installed on top.
+    "kaggle": Platform("kaggle", "Kaggle", "3.12", ("kaggle-colab-base-pip-freeze.txt", "kaggle-requirements.txt"),
+                       profile_tab=False),
+}
+
+
+def find_python(platform: Platform) -> str:
+    """The platform's Python: pythonX.Y on PATH, or one pyenv installed."""
+    command = f"python{platform.python}"
+    found = shutil.which(command)
+    if found and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0:
+        return found
+    for candidate in sorted(Path.home().glob(f".pyenv/versions/{platform.python}.*/bin/{command}")):
+        return str(candidate)
+    raise SystemExit(f"make {platform.key}: Python {platform.python} ({platform.name}'s version) is needed; "
+                     f"install it, e.g. `pyenv install {platform.python}`.")
+
+
+def run(*args, **kwargs) -> subprocess.CompletedProcess:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    return subprocess.run([str(a) for a in args], check=True, **kwargs)
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def versions(lines) -> dict[str, str]:
+    """{normalized name: version} of `name==version` lines (comments and other lines skipped)."""
+    pairs = (line.strip().split("==", 1) for line in lines if "==" in line and not line.startswith("#"))
+    return {normalized(name): version for name, version in pairs}
+
+
+def freeze(python: Path) -> dict[str, str]:
+    out = subprocess.run([python, *PIP, "freeze", "--all"], capture_output=True, text=True, check=True).stdout
+    return {**versions(out.splitlines()),
+            **{normalized(line.split(" @ ")[0]): line for line in out.splitlines() if " @ " in line}}
+
+
+def changed_packages(before: dict[str, str], after: dict[str, str], platform: Platform) -> list[str]:
+    """Lines naming every preinstalled package the course install changed or removed, and every package it added
+    that the platform's published lists have (so the replica lacks it). New packages it does not ship are fine."""
+    published = platform.published()
+    names = (set(before) | set(after)) - {normalized(COURSE_PACKAGE)}
+    return [f"{name}: {before.get(name, 'absent')} -> {after.get(name, 'absent')}"
+            + (f" ({platform.name} ships {published[name]}: pin it in {platform.pins.name})"
+               if name not in before else "")
+            for name in sorted(names)
+            if before.get(name) != after.get(name) and (name in before or name in published)]
+
+
+def unpinned_packages(installed: dict[str, str], platform: Platform) -> list[str]:
+    """Packages in the replica that the pins file does not pin (pip pulled them in at versions the platform may
+    not have)."""
+    pinned_names = set(versions(platform.pins.read_text().splitlines())) | {"pip"}
+    return sorted(f"{name}=={version}" for name, version in installed.items() if name not in pinned_names)
+
+
+def build_environment(platform: Platform, python: str) -> Path:
+    venv_python = platform.venv / "bin" / "python"
+    stamp = platform.venv / ".pins"
+    if not (stamp.exists() and stamp.read_text() == platform.pins.read_text()):
+        shutil.rmtree(platform.venv, ignore_errors=True)
+        run(python, "-m", "venv", platform.venv)
+        run(venv_python, *PIP, "install", f"pip=={platform.pinned('pip')}")
+        run(venv_python, *PIP, "install", "-r", platform.pins)
+        extra = unpinned_packages(freeze(venv_python), platform)
+        if extra:
+            raise SystemExit(f"make {platform.key}: {platform.pins} misses what these packages' dependencies pulled "
+                             f"in: {', '.join(extra)}; pin each at the version in "
+                             f"{' or '.join(platform.published_lists)} (a later list's pin wins).")
+        stamp.write_text(platform.pins.read_text())
+    return venv_python
+
+
+def pinned_revision(notebooks) -> str:
+    """The course revision the notebooks' setup cells install (one for all, as `make template` writes them)."""
+    found = {}
+    for path in notebooks:
+        setup = json.loads(Path(path).read_text(encoding="utf-8"))["cells"][2]["source"]
+        match = SETUP_REVISION.search("".join(setup))
+        found.setdefault(match.group(1) if match else None, []).append(Path(path).name)
+    if len(found) != 1 or None in found:
+        raise SystemExit("The notebooks' setup cells pin no single REVISION ("
+                         + "; ".join(f"{revision}: {', '.join(names)}" for revision, names in found.items())
+                         + "): run `make template`.")
+    return next(iter(found))
+
+
+def install_course(platform: Platform, venv_python: Path, repository: str,
+                   revision: str) -> tuple[dict[str, str], list[str]]:
+    """Uninstall earlier installs (the course, and what chapter 8 installs), then install the course as the setup
+    cell does; return `pip freeze` before it and what it changed."""
+    subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages(platform)],
+                   capture_output=True)
+    before = freeze(venv_python)
+    run(venv_python, *PIP, "install", f"git+{repository}@{revision}", env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    return before, changed_packages(before, freeze(venv_python), platform)
+
+
+def profile_packages(platform: Platform) -> list[str]:
+    """The packages pyproject's `profile` extra names that the platform does not ship (so the replica lacks them)."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        requirements = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
+    names = [normalized(re.split(r"[<>=!~ ;\[]", requirement)[0]) for requirement in requirements]
+    return [name for name in names if name not in platform.published()]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--platform", choices=sorted(PLATFORMS), required=True, help="the runtime to replicate")
+    parser.add_argument("--python", help="the Python to build the venv with (default: the platform's version, "
+                                         "found on PATH or pyenv)")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once")
+    parser.add_argument("--environment-only", action="store_true",
+                        help="only build the venv (mostly downloading: CI does it while other tests run)")
+    parser.add_argument("notebooks", nargs="*", help="only these notebooks (default: all)")
+    args = parser.parse_args(argv)
+    platform = PLATFORMS[args.platform]
+    venv_python = build_environment(platform, args.python or find_python(platform))
+    if args.environment_only:
+        return 0
+    notebooks = [Path(n).resolve() for n in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    with servers.git_repository(ROOT) as repository, tempfile.TemporaryDirectory(prefix="course-") as folder:
+        before, changed = install_course(platform, venv_python, repository, pinned_revision(notebooks))
+        if changed:
+            print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
+            return 1
+        print("Installing the course changed no preinstalled package.", flush=True)
+        copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
+        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository)
+        failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
+                                 "--jobs", str(args.jobs), *copies], env=env, cwd=folder).returncode
+        changed = changed_packages(before, freeze(venv_python), platform)
+        if changed:
+            print("The notebooks' own installs changed packages the platform installed:\n  " + "\n  ".join(changed))
+        wrong = not_run_on_the_replica([platform.build / path.name for path in notebooks], platform)
+        if wrong:
+            print("These notebooks' kernels did not run the replica's versions:", ", ".join(wrong))
+        profile_tab = (not platform.profile_tab or "08_profiling.ipynb" not in [path.name for path in notebooks]
+                       or tensorboard_shows_the_profile(platform, venv_python, Path(folder) / "ch8_logs"))
+    return 1 if failed or changed or wrong or not profile_tab else 0
+
+
+def tensorboard_shows_the_profile(platform: Platform, venv_python: Path, logs: Path) -> bool:
+    """Serve chapter 8's naive-pipeline profile (in `logs`) with the replica's TensorBoard, as the chapter tells Colab
+    learners to, and ask the Profile tab for its overview page."""
+    folder = platform.build / "protobuf6"
+    run(venv_python, *PIP, "install", "--no-deps", "--upgrade", "--target", folder, TENSORBOARD_PROTOBUF)
+    try:
+        with servers.tensorboard(logs, python=str(venv_python),
+                                 env={**os.environ, "PYTHONPATH": str(folder)}) as url:
+            runs = json.loads(servers.get(f"{url}/data/plugin/profile/runs"))
+            naive = next(run_name for run_name in runs if run_name.startswith("naive"))
+            [host] = json.loads(servers.get(f"{url}/data/plugin/profile/hosts?run={naive}&tag=overview_page"))
+            overview = json.loads(servers.get(f"{url}/data/plugin/profile/data?run={naive}&tag=overview_page"
+                                              f"&host={host['hostname']}"))
+    except (SystemExit, StopIteration, OSError, ValueError) as err:
+        print(f"TensorBoard's Profile tab did not show chapter 8's profile on the replica: {err!r}")
+        return False
+    print(f"TensorBoard's Profile tab on the replica shows {naive}'s overview page.")
+    return isinstance(overview, list) and bool(overview)
+
+
+def not_run_on_the_replica(executed, platform: Platform) -> list[str]:
+    """Names of executed notebooks whose setup cell did not report the replica's TensorFlow, Keras and Python, or for
+    a chapter on the JAX backend the replica's Keras, JAX and Python (a kernelspec elsewhere on the machine could have
+    sent them to another Python)."""
+    keras, python = platform.pinned("keras"), platform.python
+    expected = (f"Versions: TensorFlow {platform.pinned('tensorflow-cpu')} + Keras {keras} + Python {python}.",
+                f"Versions: Keras {keras} on JAX {platform.pinned('jax')} (backend jax), Python {python}.")
+    return [path.name for path in executed
+            if not path.exists() or not any(text in path.read_text(encoding="utf-8") for text in expected)]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
