@@ -21,10 +21,11 @@ from helpers.images import default_root, list_image_folder, make_image_folder
 from helpers.plots import stacked_bars
 from helpers.results import Result
 
-# XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.3 is the newest release that installs on
-# Colab without changing its packages: 2.23 and later require absl-py>=2.1 and urllib3>=2.7 (Colab: 1.4.0, 2.5.0).
+# XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.2 is the newest release that installs on
+# Colab and Kaggle without changing their packages: 2.22.3 requires pyOpenSSL>=26.1.0 (Kaggle: 24.2.1), 2.23 and
+# later absl-py>=2.1 and urllib3>=2.7 (Colab: 1.4.0, 2.5.0).
 # The same pins are pyproject.toml's `profile` extra (a test keeps them equal).
-PROFILE_REQUIREMENTS = ("xprof==2.22.3", "tensorboard>=2.20")
+PROFILE_REQUIREMENTS = ("xprof==2.22.2", "tensorboard>=2.20")
 
 
 def profile_both(logdir, fast: bool, root=None) -> dict:
