@@ -84,13 +84,17 @@ browser: setup
 
 # The notebooks in JupyterLab in headless Chromium, run from the Run menu and checked for what a learner sees (fast
 # mode, 2 logical devices); full-page screenshots in build/screenshots/. NB="notebooks/01_single_gpu.ipynb ..." picks.
-test-browser: browser
+# The site is checked too (tests/browser/test_site.py), in the same Chromium run.
+test-browser: browser site
 	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
 
 # The self-study site in build/site/ (open build/site/index.html): the stored notebooks as they are, never executed,
 # the glossary and the instructor's page (docs/). Warnings are errors, so a broken link between pages fails the build;
 # it runs in a private network where Linux allows one, proving that it needs none.
-site: setup
+# Rebuilt only when a page's source changed.
+site: build/site/index.html
+
+build/site/index.html: $(STAMP) pyproject.toml GLOSSARY.md $(wildcard notebooks/*.ipynb notebooks/images/* docs/*)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[site]" 2>&1 | grep -v "^WARNING: Location" || true
 	rm -rf build/site
 	$(BIN)/python -m tools.sandbox $(BIN)/python -m sphinx -W --keep-going -q -c docs . build/site
