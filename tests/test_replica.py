@@ -180,8 +180,9 @@ def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(
     monkeypatch.setattr(replica.servers, "git_repository", contextlib.contextmanager(lambda root: iter(["git://x"])))
     monkeypatch.setattr(replica, "build_environment", lambda platform, python: "venv-python")
     installed = []
-    monkeypatch.setattr(replica, "install_course", lambda platform, python, repository, revision: (
-        installed.append((repository, revision)) or ({"cryptography": "43.0.3"}, [])))
+    monkeypatch.setattr(replica, "install_course", lambda platform, python, first, env: (
+        installed.append((env["COURSE_REPOSITORY"], first.name, str(first.parent)))
+        or ({"cryptography": "43.0.3"}, [])))
     monkeypatch.setattr(replica, "freeze", lambda python: {"cryptography": "50.0.2"})  # as chapter 8's XProf did
     runs = []
 
@@ -194,8 +195,34 @@ def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(
 
     monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
     assert replica.main(["--platform", "kaggle", "--python", "python3.12", str(source)]) == 1
-    assert installed == [("git://x", sha)]
     [(repository, cwd, [copy])] = runs
+    assert installed == [("git://x", "00_a.ipynb", str(cwd))]  # the first notebook's setup cell, outside the clone
     assert repository == "git://x" and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
     out = capsys.readouterr().out
     assert "own installs changed packages the platform installed:\n  cryptography: 43.0.3 -> 50.0.2" in out
+
+
+@pytest.mark.parametrize("printed, installs", [("Installing the course's helpers at 0123abcd from git://x ...", True),
+                                               ("Versions: TensorFlow 2.20.0", False)])
+def test_the_course_is_installed_by_the_first_notebook_s_setup_cell_alone(monkeypatch, tmp_path, printed, installs):
+    first = notebook(tmp_path / "00_a.ipynb", ["# @title Setup"])
+    monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
+    monkeypatch.setattr(replica.subprocess, "run", lambda *args, **kwargs: None)  # the uninstall
+    monkeypatch.setattr(replica, "profile_packages", lambda platform: [])
+    monkeypatch.setattr(replica, "freeze", lambda python: {"numpy": "2.0.2"})
+    ran = []
+
+    def run(*args, env, cwd):
+        ran.append(json.loads(args[-1].read_text())["cells"])
+        out = replica.PLATFORMS["kaggle"].build / "setup-cell"
+        out.mkdir(parents=True)
+        (out / "setup_cell.ipynb").write_text(json.dumps(printed))
+
+    monkeypatch.setattr(replica, "run", run)
+    if installs:
+        assert replica.install_course(replica.PLATFORMS["kaggle"], "python", first, {}) == ({"numpy": "2.0.2"}, [])
+    else:
+        with pytest.raises(SystemExit, match="the setup cell did not install the course"):
+            replica.install_course(replica.PLATFORMS["kaggle"], "python", first, {})
+    [cells] = ran
+    assert ["".join(cell["source"]) for cell in cells] == ["FAST = 1", "# @title Setup"]

@@ -2,12 +2,12 @@
 
 1. A venv (.venv-colab, .venv-kaggle) on the platform's Python with exactly the versions in
    tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure).
-2. `pip freeze`, then the course installed as the setup cell installs it, `pip install git+REPOSITORY@REVISION`
-   (REVISION: the one the notebooks pin; REPOSITORY: a bare clone of this repository served on 127.0.0.1 by
-   tools.servers.git_repository, which the notebooks' kernels also get as COURSE_REPOSITORY), then `pip freeze`
-   again. A preinstalled package that changed or went is a failure (learners must not get a different TensorFlow,
-   widgets or NumPy than their platform gave them), and so is an added package that the platform ships (the
-   replica would be missing it).
+2. `pip freeze`, then the first notebook's parameters and setup cells alone, run from a folder outside the clone:
+   the setup cell installs the course, `pip install git+REPOSITORY@REVISION` (REVISION: the one the notebooks pin;
+   REPOSITORY: a bare clone of this repository served on 127.0.0.1 by tools.servers.git_repository, which every
+   kernel gets as COURSE_REPOSITORY), then `pip freeze` again. A preinstalled package that changed or went is a
+   failure (learners must not get a different TensorFlow, widgets or NumPy than their platform gave them), and so is
+   an added package that the platform ships (the replica would be missing it).
 3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own nbclient, from
    a folder outside the clone (so the setup cell uses the installed course, as on the platform); results in
    build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared again afterwards.
@@ -168,14 +168,24 @@ def pinned_revision(notebooks) -> str:
     return next(iter(found))
 
 
-def install_course(platform: Platform, venv_python: Path, repository: str,
-                   revision: str) -> tuple[dict[str, str], list[str]]:
-    """Uninstall earlier installs (the course, and what chapter 8 installs), then install the course as the setup
-    cell does; return `pip freeze` before it and what it changed."""
+def install_course(platform: Platform, venv_python: Path, notebook: Path,
+                   env: dict) -> tuple[dict[str, str], list[str]]:
+    """Uninstall earlier installs (the course, and what chapter 8 installs), then run `notebook`'s parameters and setup
+    cells alone, in its folder: the learner's first cell installs the course; return `pip freeze` before and what
+    changed. SystemExit when the cell did not install it."""
     subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages(platform)],
                    capture_output=True)
     before = freeze(venv_python)
-    run(venv_python, *PIP, "install", f"git+{repository}@{revision}", env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    nb["cells"] = nb["cells"][1:3]
+    first = notebook.parent / "setup_cell.ipynb"
+    first.write_text(json.dumps(nb), encoding="utf-8")
+    out = platform.build / "setup-cell"
+    run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent)
+    printed = (out / first.name).read_text(encoding="utf-8")
+    if "Installing the course's helpers at" not in printed:
+        raise SystemExit(f"make {platform.key}: the setup cell did not install the course (see {out / first.name}).")
+    first.unlink()
     return before, changed_packages(before, freeze(venv_python), platform)
 
 
@@ -202,14 +212,15 @@ def main(argv=None) -> int:
     if args.environment_only:
         return 0
     notebooks = [Path(n).resolve() for n in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    pinned_revision(notebooks)  # one revision for all, or a clear error
     with servers.git_repository(ROOT) as repository, tempfile.TemporaryDirectory(prefix="course-") as folder:
-        before, changed = install_course(platform, venv_python, repository, pinned_revision(notebooks))
+        copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
+        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository)
+        before, changed = install_course(platform, venv_python, copies[0], env)
         if changed:
             print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
             return 1
-        print("Installing the course changed no preinstalled package.", flush=True)
-        copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
-        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository)
+        print("The setup cell installed the course and changed no preinstalled package.", flush=True)
         failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
                                  "--jobs", str(args.jobs), *copies], env=env, cwd=folder).returncode
         changed = changed_packages(before, freeze(venv_python), platform)
