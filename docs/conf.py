@@ -66,7 +66,7 @@ def minutes_table(path: Path = MINUTES) -> str:
 def on_source_read(app, docname: str, source: list[str]) -> None:
     if docname.startswith("notebooks/"):
         notebook = json.loads(local_links(source[0]))
-        # The setup cell's `!pip ...` line is IPython, not Python: highlight it as IPython, as JupyterLab does.
+        # Notebook code is IPython (a `!` line or a %magic is not Python): highlight it as JupyterLab does.
         notebook["metadata"].setdefault("language_info", {})["pygments_lexer"] = "ipython3"
         source[0] = json.dumps(notebook)
     if docname == "docs/instructors":
