@@ -175,8 +175,8 @@ def tpu_build() -> str | None:
             found = f"{name} {metadata.version(name)}"
         except metadata.PackageNotFoundError:
             continue
-        # A bare libtpu is what JAX uses too (Colab's TPU image ships it for JAX): it may not serve TensorFlow.
-        return found if name == "tensorflow-tpu" else f"{found} (may belong to JAX rather than TensorFlow)"
+        # A bare libtpu is JAX's (Colab's and Kaggle's TPU images ship it for JAX), not TensorFlow's.
+        return found if name == "tensorflow-tpu" else f"{found}, JAX's"
     return None
 
 

@@ -156,7 +156,7 @@ def test_check_versions_without_tensorflow(monkeypatch):
         versions.check_versions()
     message = str(caught.value)
     assert "Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend" in message
-    assert 'section 6, "The TPU route that works"' in message
+    assert 'section 6, "The TPU route that works on today\'s free runtimes"' in message
     assert "Colab's TPU runtime ships JAX and no TensorFlow" in message
     assert "Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change runtime type)" in message
     # No install: TensorFlow's TPU build would replace the libtpu that the runtime's JAX uses.

@@ -220,7 +220,7 @@ def test_tpu_runtime_missing_on_kaggles_tpu_image_points_to_chapter_9_and_instal
     kaggle_tpu_image(monkeypatch)
     message = devices.tpu_runtime_missing()
     assert "TPU seems attached (TPU_ACCELERATOR_TYPE=v5litepod-8)" in message
-    assert "libtpu 0.0.21 (may belong to JAX rather than TensorFlow)" in message  # JAX's libtpu is no runtime for TF
+    assert "libtpu 0.0.21, JAX's" in message  # JAX's libtpu is no runtime for TF
     assert "so this notebook runs at fast sizes on the host CPU" in message
     assert ("Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend; its section 6, \"The TPU "
             "route that works\") runs on Colab's and Kaggle's TPU runtimes with the packages they ship") in message
@@ -308,7 +308,7 @@ def test_tpu_build_reads_installed_packages(monkeypatch):
         return installed[name]
 
     monkeypatch.setattr(metadata, "version", version)
-    assert devices.tpu_build() == "libtpu 0.0.21 (may belong to JAX rather than TensorFlow)"
+    assert devices.tpu_build() == "libtpu 0.0.21, JAX's"
     installed["tensorflow-tpu"] = "2.20.0"
     assert devices.tpu_build() == "tensorflow-tpu 2.20.0"
     installed.clear()

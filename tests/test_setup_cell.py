@@ -94,7 +94,8 @@ def test_helpers_imported_before_are_replaced_and_a_restart_asked_for(fresh_pyth
         assert run_cell(fresh_python, tmp_path, served, revision=older).returncode == 0
     proc = run_cell(fresh_python, tmp_path, served, prelude="import helpers")  # a persistent JupyterLab's kernel
     assert proc.returncode == 1
-    assert "RuntimeError: This runtime imported other helpers before: Runtime > Restart session" in proc.stderr
+    assert ("RuntimeError: This runtime imported other helpers before: restart it (Colab: Runtime > Restart session; "
+            "Jupyter: Kernel > Restart)") in proc.stderr
     assert installed(fresh_python)["vcs_info"]["commit_id"] == REVISION  # the restart then finds the right ones
 
 

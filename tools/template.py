@@ -140,7 +140,8 @@ elif installed_revision() != REVISION:  # Colab, Kaggle: once per runtime, and a
     if pip.returncode:
         raise RuntimeError("Installing the course failed: " + why_the_install_failed(pip.stdout + pip.stderr))
     if "helpers" in sys.modules:
-        raise RuntimeError("This runtime imported other helpers before: Runtime > Restart session, then run all.")
+        raise RuntimeError("This runtime imported other helpers before: restart it (Colab: Runtime > Restart session; "
+                           "Jupyter: Kernel > Restart), then run all.")
 import helpers
 
 course = helpers.setup(fast=FAST, devices=DEVICES{backend_argument})  # AttributeError: rename your helpers.py'''
