@@ -15,8 +15,8 @@ MIN_KERAS = (3, 13)
 
 # The free TPU runtimes ship JAX with its libtpu and no TensorFlow that can use the TPU: Colab's has no TensorFlow
 # (googlecolab/colabtools#5164), Kaggle's has tensorflow-cpu ("re-enable tensorflow-tpu when a compatible libtpu can be
-# found", Kaggle/docker-python tpu/requirements.in). Installing tensorflow-tpu would replace that libtpu with the one
-# it pins (colabtools#5209): the course names no install and points to the chapter that runs on JAX as shipped.
+# found", Kaggle/docker-python tpu/requirements.in). tensorflow-tpu pins another libtpu, so pip refuses it
+# (colabtools#5209) or replaces JAX's: the course names no install and points to the chapter that runs on JAX.
 TPU_ROUTE = ("Chapter 9 (09_bigger_than_one_device.ipynb, opened from its Open in Colab / Open in Kaggle badge: Keras "
              "on the JAX backend; its section 6, \"The TPU route that works on today's free runtimes\") is written "
              "for Colab's and Kaggle's TPU runtimes as they ship (it has been run on CPU devices, not yet on a TPU): "

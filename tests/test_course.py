@@ -155,7 +155,7 @@ def test_check_versions_without_tensorflow(monkeypatch):
     with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup") as caught:
         versions.check_versions()
     message = str(caught.value)
-    assert "Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend" in message
+    assert "Chapter 9 (09_bigger_than_one_device.ipynb, opened from its Open in Colab / Open in Kaggle badge" in message
     assert 'section 6, "The TPU route that works on today\'s free runtimes"' in message
     assert "Colab's TPU runtime ships JAX and no TensorFlow" in message
     assert "Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change runtime type)" in message

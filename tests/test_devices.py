@@ -222,8 +222,8 @@ def test_tpu_runtime_missing_on_kaggles_tpu_image_points_to_chapter_9_and_instal
     assert "TPU seems attached (TPU_ACCELERATOR_TYPE=v5litepod-8)" in message
     assert "libtpu 0.0.21, JAX's" in message  # JAX's libtpu is no runtime for TF
     assert "so this notebook runs at fast sizes on the host CPU" in message
-    assert ("Chapter 9 (notebooks/09_bigger_than_one_device.ipynb: Keras on the JAX backend; its section 6, \"The TPU "
-            "route that works\") runs on Colab's and Kaggle's TPU runtimes with the packages they ship") in message
+    assert ("Keras on the JAX backend; its section 6, \"The TPU route that works on today's free runtimes\") is "
+            "written for Colab's and Kaggle's TPU runtimes as they ship") in message
     assert "GPU runtime (Kaggle: Settings > Accelerator > GPU T4 x2" in message
     # TensorFlow's TPU build pins its own libtpu and would replace the one the runtime's JAX uses.
     assert "pip install" not in message and "pip uninstall" not in message
