@@ -128,7 +128,7 @@ def test_an_install_from_a_folder_is_used_and_said(fresh_python, served, tmp_pat
     assert "Installing" not in proc.stdout
 
 
-def test_inside_a_clone_the_clones_helpers_are_used(fresh_python, served):
+def test_inside_a_clone_the_clones_helpers_are_used(fresh_python):
     proc = run_cell(fresh_python, template.NOTEBOOKS, "https://course.invalid/course.git", revision="0" * 40)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"helpers from {template.ROOT / 'helpers' / '__init__.py'}"

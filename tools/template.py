@@ -164,13 +164,8 @@ def parameters_for(backend: str) -> str:
 
 
 def backend_of(nb) -> str:
-    """The Keras backend `nb` runs on: "jax" where its setup cell (or, before, its parameters cell) says so."""
-    cells = "\n".join(cell.source for cell in nb.cells[1:3])
-    return "jax" if 'backend="jax"' in cells or 'BACKEND = "jax"' in cells else "tensorflow"
-
-
-def parameters_source(nb) -> str:
-    return parameters_for(backend_of(nb))
+    """The Keras backend `nb` runs on: "jax" where its setup cell says so."""
+    return "jax" if len(nb.cells) > 2 and 'backend="jax"' in nb.cells[2].source else "tensorflow"
 
 
 def pinned_revision(nb) -> str | None:
@@ -193,10 +188,11 @@ def problems(path: Path) -> list[str]:
     for section in SECTIONS[:2]:
         if section not in header:
             found.append(f"header lacks '{section}'")
-    if cells[1].source != parameters_source(nb) or "parameters" not in cells[1].metadata.get("tags", []):
+    backend = backend_of(nb)
+    if cells[1].source != parameters_for(backend) or "parameters" not in cells[1].metadata.get("tags", []):
         found.append("second cell must be the papermill parameters cell (tag 'parameters')")
     revision = pinned_revision(nb)
-    if revision is None or cells[2].source != setup_source(revision, backend_of(nb)):
+    if revision is None or cells[2].source != setup_source(revision, backend):
         found.append("third cell must be the setup cell, identical to tools/template.py (run `make template`)")
     elif problem := revision_problem(revision):
         found.append(f"setup cell {problem}")
