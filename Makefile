@@ -17,12 +17,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
 
-# pip compiles .pyc at install time, keep it: where PYTHONDONTWRITEBYTECODE is set (as on CI machines) nothing else
-# writes them, and every process would compile TensorFlow's Python again (a fresh-clone `make test` took 1.7x as long).
+# The .pyc files are needed: where PYTHONDONTWRITEBYTECODE is set (as on CI machines) nothing writes them at import,
+# and every process would compile TensorFlow's Python again (a fresh-clone `make test` took 1.7x as long). pip
+# compiles them one file at a time (about 70 s for this venv); compileall -j0 uses every core.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 12) <= v <= (3, 13) else "Python 3.12-3.13 is needed, found %d.%d: run make PYTHON=python3.12 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-compile -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -m compileall -qq -j0 $(VENV)/lib || true  # a file that is not Python 3 (a template) fails alone
 	$(BIN)/python -c "import helpers, tensorflow, nbval"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
