@@ -10,6 +10,7 @@ TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 COVERAGE_ENV := COVERAGE_CORE=sysmon
 FAST ?= 1
 DEVICES ?= 2
+JOBS ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup test unit notebook lint run lab export template outputs data clean colab colab-environment kaggle \
@@ -17,14 +18,15 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
 
-# The .pyc files are needed: where PYTHONDONTWRITEBYTECODE is set (as on CI machines) nothing writes them at import,
-# and every process would compile TensorFlow's Python again (a fresh-clone `make test` took 1.7x as long). pip
-# compiles them one file at a time (about 70 s for this venv); compileall -j0 uses every core.
+# Bytecode: pip would compile all 12,000 .py files, one at a time (about 70 s of CPU); imports compile only the
+# quarter they load, once, where they may write .pyc. Where PYTHONDONTWRITEBYTECODE is set they may not, and every
+# process would compile TensorFlow's Python again (a fresh-clone `make test` took 1.7x as long): then compileall
+# writes them all, on every core.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 12) <= v <= (3, 13) else "Python 3.12-3.13 is needed, found %d.%d: run make PYTHON=python3.12 ..." % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-compile -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
-	$(BIN)/python -m compileall -qq -j0 $(VENV)/lib || true  # a file that is not Python 3 (a template) fails alone
+	$(if $(PYTHONDONTWRITEBYTECODE),$(BIN)/python -m compileall -qq -j0 $(VENV)/lib || true)
 	$(BIN)/python -c "import helpers, tensorflow, nbval"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
@@ -54,9 +56,10 @@ run: setup
 	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python tools/run_notebooks.py
 
 # Colab's runtime replicated (Python 3.13, its package versions): install the course as the setup cell does,
-# fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices).
+# fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices), JOBS at
+# once.
 colab:
-	$(PYTHON) tools/replica.py --platform colab
+	$(PYTHON) tools/replica.py --platform colab --jobs $(JOBS)
 
 # Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
 colab-environment:
@@ -64,7 +67,7 @@ colab-environment:
 
 # Kaggle's GPU runtime replicated the same way (Python 3.12, the Colab image it builds on with Kaggle's pins on top).
 kaggle:
-	$(PYTHON) tools/replica.py --platform kaggle
+	$(PYTHON) tools/replica.py --platform kaggle --jobs $(JOBS)
 
 # Only the Kaggle replica's venv (`make kaggle` reuses it while tools/platforms/kaggle.txt is unchanged).
 kaggle-environment:
@@ -86,9 +89,10 @@ browser: setup
 
 # The notebooks in JupyterLab in headless Chromium, run from the Run menu and checked for what a learner sees (fast
 # mode, 2 logical devices); full-page screenshots in build/screenshots/. NB="notebooks/01_single_gpu.ipynb ..." picks.
-# The site is checked too (tests/browser/test_site.py), in the same Chromium run.
+# The site is checked too (tests/browser/test_site.py), beside JupyterLab: one file per process, each with its own
+# Chromium and servers on free ports.
 test-browser: browser site
-	NB="$(NB)" $(BIN)/python -m pytest -p no:xdist -v tests/browser
+	NB="$(NB)" $(BIN)/python -m pytest -n 2 --dist loadfile -v tests/browser
 
 # The self-study site in build/site/ (open build/site/index.html): the stored notebooks as they are, never executed,
 # the glossary and the instructor's page (docs/). Warnings are errors, so a broken link between pages fails the build;
