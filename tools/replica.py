@@ -218,10 +218,12 @@ def main(argv=None) -> int:
     pinned_revision(notebooks)  # one revision for all, or a clear error
     with servers.git_repository(ROOT) as repository, tempfile.TemporaryDirectory(prefix="course-") as folder:
         copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
-        # A cache of its own (the generated images, pip's, Matplotlib's): empty as on a new runtime, and never
-        # shared with another replica running beside this one.
+        # A cache folder of its own (the generated images, Matplotlib's): empty as on a new runtime, and never
+        # shared with another replica running beside this one. pip keeps its usual cache, which is safe to share.
         env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository,
-                   XDG_CACHE_HOME=str(Path(folder) / "cache"))
+                   XDG_CACHE_HOME=str(Path(folder) / "cache"),
+                   PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR")
+                   or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
         before, changed = install_course(platform, venv_python, copies[0], env)
         if changed:
             print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))

@@ -4,7 +4,8 @@ Each notebook is opened in JupyterLab and run with Run > Run All Cells (fast mod
 on); the copy JupyterLab saves is checked by tools/output_checks.py (no error, no stray stderr, every cell run, every
 exercise's verdict), the page for every picture displayed and the live training view redrawn after every epoch.
 One full-page screenshot each lands in build/screenshots/. NB="..." (paths, space-separated) picks the notebooks;
-the default is all of them. With chapter 8, TensorBoard's Profile tab on its profile. Linux with Debian's chromium.
+the default is all of them. TensorBoard's Profile tab is checked on chapter 8's profile: from this run when chapter 8
+is among the notebooks, else from its last run in this clone. Linux with Debian's chromium.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def test_the_notebook_runs_in_jupyterlab_as_a_learner_sees_it(lab, notebook):
 
 
 def test_tensorboard_shows_chapter_8s_profile(lab):
-    if PROFILING not in SELECTED:
-        pytest.skip("chapter 8 is not among the notebooks of this run (its trace comes from running it)")
-    trace_viewer = browser.check_profile(ROOT / "notebooks" / "ch8_logs" / "naive", lab[0])
+    # The trace of chapter 8 run in this browser run, else of its last run in this clone (CI's nbval run writes it).
+    naive = ROOT / "notebooks" / "ch8_logs" / "naive"
+    if PROFILING not in SELECTED and not naive.is_dir():
+        pytest.skip("no trace of chapter 8 in notebooks/ch8_logs: run the chapter (or select it with NB=...)")
+    trace_viewer = browser.check_profile(naive, lab[0])
     assert Image.open(trace_viewer).size == (browser.TRACE_VIEWPORT["width"], browser.TRACE_VIEWPORT["height"])
