@@ -147,7 +147,7 @@ def _match_one_replica(answer):
 
 # ch3.busy_replicas: the starting code's global batch, the examples an epoch of the timed run has, and the goal.
 STARTING_GLOBAL_BATCH = 8
-EPOCH_EXAMPLES = 4096
+EPOCH_EXAMPLES = 8192
 MAX_PER_REPLICA = 256
 SPEEDUP_GOAL = 2.0
 
