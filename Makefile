@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BROWSER_STAMP := $(VENV)/.browser-installed
 # Fast mode and two logical CPU devices standing in for two accelerators, as in CI.
 TEST_ENV := COURSE_FAST=1 COURSE_DEVICES=2 COURSE_WIDGETS=0
 # Coverage through sys.monitoring (Python 3.12+): the whole `make test` took 807 s instead of 1,029 s with the default.
@@ -81,11 +82,16 @@ lab: setup
 tensorboard: setup
 	$(BIN)/tensorboard --logdir notebooks/ch8_logs --host 127.0.0.1 --port 6006
 
-# Debian's chromium (apt-get, with sudo unless root) and the `browser` extra (Playwright, JupyterLab) in .venv.
-browser: setup
+# Debian's chromium (apt-get, with sudo unless root) and the `browser` extra (Playwright, JupyterLab) in .venv; the
+# extra is installed again only when pyproject.toml changes (pip rebuilds the editable course at every install).
+browser: $(BROWSER_STAMP)
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+$(BROWSER_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e ".[browser]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -c "import playwright, jupyterlab"
+	touch $(BROWSER_STAMP)
 
 # The notebooks in JupyterLab in headless Chromium, run from the Run menu and checked for what a learner sees (fast
 # mode, 2 logical devices); full-page screenshots in build/screenshots/. NB="notebooks/01_single_gpu.ipynb ..." picks.
