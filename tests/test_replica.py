@@ -128,6 +128,28 @@ def test_pyenv_s_python_is_found_when_none_is_on_path(monkeypatch, tmp_path):
     assert replica.find_python(KAGGLE) == str(python)
 
 
+@pytest.mark.parametrize("uv, bytecode", [(None, None), (None, "1"), ("/ci/uv", None), ("/ci/uv", "1")])
+def test_the_venv_gets_exactly_the_pins_through_pip_or_uv(monkeypatch, tmp_path, uv, bytecode):
+    monkeypatch.setattr(replica, "ROOT", tmp_path)
+    for name, value in {"UV": uv, "PYTHONDONTWRITEBYTECODE": bytecode}.items():
+        monkeypatch.setenv(name, value) if value else monkeypatch.delenv(name, raising=False)
+    commands = []
+    monkeypatch.setattr(replica, "run", lambda *args, **kwargs: commands.append([str(a) for a in args]))
+    monkeypatch.setattr(replica, "freeze", lambda python: {"numpy": "2.1.3", "surprise": "1.0"})
+    with pytest.raises(SystemExit, match=r"misses what these packages' dependencies pulled in: surprise==1\.0"):
+        replica.build_environment(COLAB, "python3.13")
+    venv_python = str(tmp_path / ".venv-colab" / "bin" / "python")
+    installs = commands[1:]
+    assert commands[0] == ["python3.13", "-m", "venv", str(tmp_path / ".venv-colab")]
+    if uv:  # one install, the pip pin included (uv installs pip like any package)
+        assert installs == [[uv, "pip", "install", "-q", "--python", venv_python,
+                             *(["--compile-bytecode"] if bytecode else []), "-r", str(COLAB.pins)]]
+    else:
+        assert installs[0][-1] == f"pip=={COLAB.pinned('pip')}" and installs[1][-2:] == ["-r", str(COLAB.pins)]
+        assert ("--no-compile" in installs[1]) == (not bytecode) and installs[1][0] == venv_python
+    assert not (tmp_path / ".venv-colab" / ".pins").exists()  # a venv with more than the pins is built again
+
+
 @pytest.mark.parametrize("key", ["colab", "kaggle"])
 def test_environment_only_builds_the_venv_and_stops(monkeypatch, key):
     built = []
