@@ -12,6 +12,8 @@ COVERAGE_ENV := COVERAGE_CORE=sysmon
 FAST ?= 1
 DEVICES ?= 2
 JOBS ?= 2
+# Test files at once in `make test-browser` (CI runs 1, beside the replicas).
+BROWSER_JOBS ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Installs into .venv go through pip, or through uv where UV names its binary (.ci/run sets it): the same packages,
 # about 4x as fast from an empty cache (.venv's: 24 s instead of 110 s on 2 cores).
@@ -103,7 +105,7 @@ $(BROWSER_STAMP): $(STAMP) pyproject.toml
 # The site is checked too (tests/browser/test_site.py), beside JupyterLab: one file per process, each with its own
 # Chromium and servers on free ports.
 test-browser: browser site
-	NB="$(NB)" $(BIN)/python -m pytest -n 2 --dist loadfile -v tests/browser
+	NB="$(NB)" $(BIN)/python -m pytest -n $(BROWSER_JOBS) --dist loadfile -v tests/browser
 
 # The self-study site in build/site/ (open build/site/index.html): the stored notebooks as they are, never executed,
 # the glossary and the instructor's page (docs/). Warnings are errors, so a broken link between pages fails the build;

@@ -105,7 +105,8 @@ def test_notify_when_sends_sigterm_once_and_keeps_watching():
     code = ("import signal, sys, time\n"
             "signal.signal(signal.SIGTERM, lambda *_: (print('got SIGTERM', flush=True), sys.exit(42)))\n"
             "for i in range(1000):\n    print(i, flush=True)\n    time.sleep(0.01)\n")
-    results = run_group([[sys.executable, "-c", code], [sys.executable, "-c", LOOP]],
+    peer = LOOP.replace("range(1000)", "range(200)")  # about 2 s, to its end
+    results = run_group([[sys.executable, "-c", code], [sys.executable, "-c", peer]],
                         notify_when=lambda i, line: i == 0 and line in ("3", "4"), ok_returncodes=(0, 42),
                         timeout_s=60)
     assert results[0].notified and results[0].returncode == 42 and results[0].killed is None
