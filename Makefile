@@ -12,7 +12,7 @@ COVERAGE_ENV := COVERAGE_CORE=sysmon
 FAST ?= 1
 DEVICES ?= 2
 JOBS ?= 2
-# Test files at once in `make test-browser` (CI runs 1, beside the replicas).
+# Test files at once in `make test-browser`.
 BROWSER_JOBS ?= 2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Installs into .venv go through pip, or through uv where UV names its binary (.ci/run sets it): the same packages,
