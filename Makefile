@@ -113,7 +113,8 @@ test-browser: browser site
 # Rebuilt only when a page's source changed.
 site: build/site/index.html
 
-build/site/index.html: $(STAMP) pyproject.toml GLOSSARY.md $(wildcard notebooks/*.ipynb notebooks/images/* docs/*)
+build/site/index.html: $(STAMP) pyproject.toml GLOSSARY.md \
+		$(filter-out %/__pycache__,$(wildcard notebooks/*.ipynb notebooks/images/* docs/*))
 	$(PIP_INSTALL) -e ".[site]" 2>&1 | grep -v "^WARNING: Location" || true
 	rm -rf build/site
 	$(BIN)/python -m tools.sandbox $(BIN)/python -m sphinx -W --keep-going -q -c docs . build/site
