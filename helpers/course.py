@@ -35,6 +35,17 @@ FAST_CHOICES = {None: None, "auto": None, True: True, "fast": True, False: False
 SWITCH_RUNTIME = ("Colab: Runtime > Change runtime type > T4 GPU; Kaggle: Settings > Accelerator > GPU T4 x2")
 
 
+def check_release(version: str | None) -> None:
+    """The helpers this runtime imported are the release the setup cell installed: a kernel that imported another
+    version before keeps using it until it restarts (pip replaces the files, not the modules already loaded)."""
+    import helpers
+
+    if version is not None and version != helpers.__version__:
+        raise CourseError(f"setup(version={version!r}): this runtime imported the course's helpers "
+                          f"{helpers.__version__} before the setup cell installed {version}. Restart it (Colab: "
+                          "Runtime > Restart session; Jupyter: Kernel > Restart), then run all.")
+
+
 def check_fast(requested) -> None:
     if not (requested is None or isinstance(requested, bool) or requested in ("auto", "fast", "full")):
         raise CourseError(f"setup(fast={requested!r}): use \"auto\" (or None), \"fast\" (or True) or "
@@ -102,15 +113,16 @@ def accelerator_without_starting_jax() -> str | None:
 
 
 def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool = True,
-          backend: str | None = None) -> Course:
+          backend: str | None = None, version: str | None = None) -> Course:
     """Prepare a notebook. fast: "auto" (None), "fast" (True) or "full" (False), see choose_fast();
     devices overrides COURSE_DEVICES; backend: "tensorflow" (None) or "jax", Keras's backend, set before Keras is
-    imported.
+    imported; version: the course release the setup cell installed (these helpers must be it).
 
     TensorFlow: splits the GPU (or, without one, the CPU) into `devices` logical devices, which must happen before
     TensorFlow initialises. JAX: imports neither Keras nor JAX (see _setup_jax): the notebook sets KERAS_BACKEND and
     JAX's number of CPU devices itself, in a cell the learner sees. Running the same setup twice is harmless.
     """
+    check_release(version)
     check_fast(fast)
     devices = check_devices(int_from_env("COURSE_DEVICES", 1) if devices is None else devices)
     whole_number("setup(seed=", seed, 0)

@@ -261,6 +261,9 @@ def test_course_pick_and_str():
         ({"seed": -1}, r"setup\(seed=-1\): use a whole number >= 0\."),
         ({"seed": True}, r"setup\(seed=True\)"),
         ({"seed": 1.5}, r"setup\(seed=1.5\)"),
+        # A kernel that imported other helpers before the setup cell installed this release keeps them.
+        ({"version": "9.9.9"}, r"setup\(version='9.9.9'\): this runtime imported the course's helpers \d+\.\d+\.\d+ "
+                               r"before the setup cell installed 9.9.9. Restart it \(Colab: Runtime > Restart session"),
     ],
 )
 def test_setup_rejects_bad_arguments(kwargs, message):
@@ -280,6 +283,11 @@ def test_setup_rejects_bad_environment(monkeypatch, var, value, message):
     monkeypatch.setenv(var, value)
     with pytest.raises(CourseError, match=message):
         helpers.setup(verbose=False)
+
+
+def test_setup_accepts_the_version_of_the_helpers_it_runs(monkeypatch):
+    monkeypatch.setenv("COURSE_DEVICES", "1")
+    assert helpers.setup(verbose=False, version=helpers.__version__).devices == 1
 
 
 def test_setup_arguments_override_environment(monkeypatch):

@@ -2,6 +2,9 @@
 versions the replicas pin, and a notebook run by the wrong kernel."""
 
 import json
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -173,43 +176,58 @@ def notebook(path, setup_source):
     return path
 
 
-def test_the_revision_the_notebooks_setup_cells_install_is_the_one_installed(tmp_path):
-    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
-    setup = ["import os\n", f'REVISION = "{sha}"  # the course version\n']
+def test_the_version_the_notebooks_setup_cells_install_is_the_one_installed(tmp_path):
+    setup = ["import os\n", 'VERSION, SOURCE = "1.2.3", os.environ.get("COURSE_SOURCE", "")\n']
     paths = [notebook(tmp_path / f"0{i}.ipynb", setup) for i in range(2)]
-    assert replica.pinned_revision(paths) == sha
+    assert replica.release(paths) == "1.2.3"
 
 
-def test_notebooks_pinning_different_revisions_are_named(tmp_path):
-    first = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{"a" * 40}"\n'])
-    second = notebook(tmp_path / "01_b.ipynb", [f'REVISION = "{"b" * 40}"\n'])
-    unpinned = notebook(tmp_path / "02_c.ipynb", ["import helpers\n"])
-    with pytest.raises(SystemExit, match=r"pin no single REVISION \(a{40}: 00_a.ipynb; b{40}: 01_b.ipynb; None: "
+def test_notebooks_naming_different_versions_are_named(tmp_path):
+    first = notebook(tmp_path / "00_a.ipynb", ['VERSION, SOURCE = "1.0.0", ""\n'])
+    second = notebook(tmp_path / "01_b.ipynb", ['VERSION, SOURCE = "1.0.1", ""\n'])
+    unversioned = notebook(tmp_path / "02_c.ipynb", ["import helpers\n"])
+    with pytest.raises(SystemExit, match=r"name no single VERSION \(1.0.0: 00_a.ipynb; 1.0.1: 01_b.ipynb; None: "
                                          r"02_c.ipynb\): run `make template`"):
-        replica.pinned_revision([first, second, unpinned])
+        replica.release([first, second, unversioned])
 
 
-def test_the_course_s_notebooks_pin_one_revision():
-    assert len(replica.pinned_revision(sorted((replica.ROOT / "notebooks").glob("*.ipynb")))) == 40
+def test_the_course_s_notebooks_install_the_version_of_their_helpers():
+    import helpers
+
+    assert replica.release(sorted((replica.ROOT / "notebooks").glob("*.ipynb"))) == helpers.__version__
+
+
+def test_the_wheel_is_built_from_the_tree_without_touching_it(tmp_path):
+    import helpers
+
+    before = sorted(str(p) for p in replica.ROOT.iterdir())
+    wheel = replica.build_wheel(Path(sys.executable), tmp_path, isolation=False)  # .venv's setuptools, offline
+    assert wheel.name == f"tf_fast_course-{helpers.__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "helpers/course.py" in names and "helpers/chapters/ch01_single_gpu.py" in names
+    assert not any("__pycache__" in name or name.startswith("tests/") for name in names)
+    assert sorted(str(p) for p in replica.ROOT.iterdir()) == before  # no build/ or egg-info left in the clone
 
 
 def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(monkeypatch, tmp_path, capsys):
     import contextlib
 
-    sha = "f01e6e033f62ab809d4e4ca401767de9a7d9c1f0"
-    source = notebook(tmp_path / "00_a.ipynb", [f'REVISION = "{sha}"\n'])
+    source = notebook(tmp_path / "00_a.ipynb", ['VERSION, SOURCE = "1.2.3", ""\n'])
     monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
-    monkeypatch.setattr(replica.servers, "git_repository", contextlib.contextmanager(lambda root: iter(["git://x"])))
+    monkeypatch.setattr(replica, "build_wheel", lambda python, out: out / "tf_fast_course-1.2.3-py3-none-any.whl")
+    monkeypatch.setattr(replica.servers, "package_index", contextlib.contextmanager(
+        lambda wheels: iter([f"http://index/{wheels[0].name}"])))
     monkeypatch.setattr(replica, "build_environment", lambda platform, python: "venv-python")
     installed = []
-    monkeypatch.setattr(replica, "install_course", lambda platform, python, first, env: (
-        installed.append((env["COURSE_REPOSITORY"], first.name, str(first.parent)))
+    monkeypatch.setattr(replica, "install_course", lambda platform, python, first, version, env: (
+        installed.append((env["COURSE_SOURCE"], first.name, str(first.parent), version))
         or ({"cryptography": "43.0.3"}, [])))
     monkeypatch.setattr(replica, "freeze", lambda python: {"cryptography": "50.0.2"})  # as chapter 8's XProf did
     runs = []
 
     def run_notebooks(args, env, cwd):
-        runs.append((env["COURSE_REPOSITORY"], cwd, [str(a) for a in args[-1:]]))
+        runs.append((env["COURSE_SOURCE"], cwd, [str(a) for a in args[-1:]]))
         build = tmp_path / "clone" / "build" / "kaggle"
         build.mkdir(parents=True)
         (build / "00_a.ipynb").write_text('"Versions: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12.1 (tested"')
@@ -217,34 +235,29 @@ def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(
 
     monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
     assert replica.main(["--platform", "kaggle", "--python", "python3.12", str(source)]) == 1
-    [(repository, cwd, [copy])] = runs
-    assert installed == [("git://x", "00_a.ipynb", str(cwd))]  # the first notebook's setup cell, outside the clone
-    assert repository == "git://x" and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
+    [(index, cwd, [copy])] = runs
+    # The first notebook's setup cell, outside the clone, installs the version it names from the wheel's index.
+    assert installed == [("http://index/tf_fast_course-1.2.3-py3-none-any.whl", "00_a.ipynb", str(cwd), "1.2.3")]
+    assert index == installed[0][0] and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
     out = capsys.readouterr().out
     assert "own installs changed packages the platform installed:\n  cryptography: 43.0.3 -> 50.0.2" in out
 
 
-@pytest.mark.parametrize("printed, installs", [("Installing the course's helpers at 0123abcd from git://x ...", True),
-                                               ("Versions: TensorFlow 2.20.0", False)])
-def test_the_course_is_installed_by_the_first_notebook_s_setup_cell_alone(monkeypatch, tmp_path, printed, installs):
+@pytest.mark.parametrize("installed, installs", [("1.2.3", True), ("1.2.2", False), (None, False)])
+def test_the_course_is_installed_by_the_first_notebook_s_setup_cell_alone(monkeypatch, tmp_path, installed, installs):
     first = notebook(tmp_path / "00_a.ipynb", ["# @title Setup"])
     monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
     monkeypatch.setattr(replica.subprocess, "run", lambda *args, **kwargs: None)  # the uninstall
     monkeypatch.setattr(replica, "profile_packages", lambda platform: [])
-    monkeypatch.setattr(replica, "freeze", lambda python: {"numpy": "2.0.2"})
     ran = []
-
-    def run(*args, env, cwd):
-        ran.append(json.loads(args[-1].read_text())["cells"])
-        out = replica.PLATFORMS["kaggle"].build / "setup-cell"
-        out.mkdir(parents=True)
-        (out / "setup_cell.ipynb").write_text(json.dumps(printed))
-
-    monkeypatch.setattr(replica, "run", run)
+    monkeypatch.setattr(replica, "freeze", lambda python: {"numpy": "2.0.2", **(
+        {"tf-fast-course": installed} if ran and installed else {})})
+    monkeypatch.setattr(replica, "run", lambda *args, env, cwd: ran.append(json.loads(args[-1].read_text())["cells"]))
     if installs:
-        assert replica.install_course(replica.PLATFORMS["kaggle"], "python", first, {}) == ({"numpy": "2.0.2"}, [])
+        assert replica.install_course(replica.PLATFORMS["kaggle"], "python", first, "1.2.3", {}) == (
+            {"numpy": "2.0.2"}, [])
     else:
-        with pytest.raises(SystemExit, match="the setup cell did not install the course"):
-            replica.install_course(replica.PLATFORMS["kaggle"], "python", first, {})
+        with pytest.raises(SystemExit, match="the setup cell did not install tf-fast-course 1.2.3"):
+            replica.install_course(replica.PLATFORMS["kaggle"], "python", first, "1.2.3", {})
     [cells] = ran
     assert ["".join(cell["source"]) for cell in cells] == ["FAST = 1", "# @title Setup"]

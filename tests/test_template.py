@@ -1,8 +1,11 @@
 """Every notebook follows the template (tools/template.py) and stores clean, in-order outputs."""
 
+import re
+
 import nbformat
 import pytest
 
+import helpers
 from tools import prose, template
 
 NOTEBOOKS = sorted(template.NOTEBOOKS.glob("*.ipynb"))
@@ -21,13 +24,22 @@ def test_notebook_follows_template(path):
 
 def test_setup_cell_is_identical_everywhere_but_for_chapter_9s_backend():
     notebooks = [nbformat.read(p, as_version=4) for p in NOTEBOOKS]
-    [revision] = {template.pinned_revision(nb) for nb in notebooks}
     backends = {path.name: template.backend_of(nb) for path, nb in zip(NOTEBOOKS, notebooks)}
     assert {name for name, backend in backends.items() if backend == "jax"} == {"09_bigger_than_one_device.ipynb"}
     for nb, path in zip(notebooks, NOTEBOOKS):
-        assert nb.cells[2].source == template.setup_source(revision, backends[path.name]), path.name
-    assert template.setup_source(revision, "jax").endswith(
-        'helpers.setup(fast=FAST, devices=DEVICES, backend="jax")  # AttributeError: rename your helpers.py')
+        assert nb.cells[2].source == template.setup_source(helpers.__version__, backends[path.name]), path.name
+    assert template.setup_source("1.2.3", "jax").endswith('helpers.setup(fast=FAST, devices=DEVICES, version=VERSION, '
+                                                          'backend="jax")  # AttributeError: rename your helpers.py')
+
+
+def test_setup_cell_installs_this_version_in_at_most_ten_lines_of_code_and_names_no_commit():
+    source = template.setup_source(helpers.__version__)
+    code = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(code) <= 10, "\n".join(code)
+    assert f'VERSION, SOURCE = "{helpers.__version__}", os.environ.get("COURSE_SOURCE", "")' in source
+    assert '"tf-fast-course==" + VERSION' in source
+    for path in NOTEBOOKS:  # a change to helpers/ alone changes no notebook: none holds a commit
+        assert not re.search(r"\b[0-9a-f]{40}\b", path.read_text()), path.name
 
 
 def test_no_notebook_offers_a_backend_parameter():
@@ -42,22 +54,10 @@ def test_setup_cell_is_folded_as_plumbing():
         assert metadata.get("cellView") == "form" and metadata.get("jupyter", {}).get("source_hidden"), path.name
 
 
-def test_setup_cell_pins_a_commit_with_the_same_helpers():
-    revision = template.pinned_revision(nbformat.read(NOTEBOOKS[0], as_version=4))
-    assert template.revision_problem(revision) is None
-    assert "@{REVISION}" in template.setup_source(revision)
-
-
-def test_revision_problem_names_an_unknown_or_outdated_pin():
-    assert "does not have" in template.revision_problem("0" * 40)
-    first = template.git("rev-list", "--max-parents=0", "HEAD").stdout.split()[0]  # helpers differed then
-    assert "differ from this tree's" in template.revision_problem(first)
-
-
 def test_badges_point_at_each_notebooks_own_path():
     for path in NOTEBOOKS:
         header = nbformat.read(path, as_version=4).cells[0].source
-        own = f"/blob/main/notebooks/{path.name}"
+        own = f"/blob/v{helpers.__version__}/notebooks/{path.name}"  # the release tag's copy, which installs it
         assert header.count(own) == 2, f"{path.name}: both badges must link to {own}"
 
 

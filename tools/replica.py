@@ -3,12 +3,13 @@
 1. A venv (.venv-colab, .venv-kaggle) on the platform's Python with exactly the versions in
    tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure),
    installed by pip, or by uv where the UV environment variable names its binary (.ci/run sets it).
-2. `pip freeze`, then the first notebook's parameters and setup cells alone, run from a folder outside the clone:
-   the setup cell installs the course, `pip install git+REPOSITORY@REVISION` (REVISION: the one the notebooks pin;
-   REPOSITORY: a bare clone of this repository served on 127.0.0.1 by tools.servers.git_repository, which every
-   kernel gets as COURSE_REPOSITORY), then `pip freeze` again. A preinstalled package that changed or went is a
-   failure (learners must not get a different TensorFlow, widgets or NumPy than their platform gave them), and so is
-   an added package that the platform ships (the replica would be missing it).
+2. The course's wheel built from this tree, served from a package index on 127.0.0.1 (tools.servers.package_index,
+   which every kernel gets as COURSE_SOURCE); `pip freeze`, then the first notebook's parameters and setup cells
+   alone, run from a folder outside the clone: the setup cell installs the course as it does from PyPI,
+   `pip install tf-fast-course==VERSION` (VERSION: the release the notebooks name), then `pip freeze` again. A
+   preinstalled package that changed or went is a failure (learners must not get a different TensorFlow, widgets or
+   NumPy than their platform gave them), and so is an added package that the platform ships (the replica would be
+   missing it).
 3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own nbclient, from
    a folder outside the clone (so the setup cell uses the installed course, as on the platform); results in
    build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared again afterwards.
@@ -40,7 +41,9 @@ from tools import servers  # noqa: E402  (the parts the replica uses need only t
 PLATFORMS_DIR = ROOT / "tools" / "platforms"
 COURSE_PACKAGE = "tf-fast-course"
 PIP = ("-m", "pip", "--disable-pip-version-check", "-q")
-SETUP_REVISION = re.compile(r'^REVISION = "([0-9a-f]{40})"', re.MULTILINE)
+SETUP_VERSION = re.compile(r'^VERSION, SOURCE = "([^"]+)"', re.MULTILINE)
+# What the wheel is built from: the package and the files pyproject.toml names.
+WHEEL_SOURCES = ("helpers", "pyproject.toml", "README.md", "LICENSE", "LICENSES")
 # What chapter 8 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
 # protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
 TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
@@ -162,25 +165,42 @@ def build_environment(platform: Platform, python: str) -> Path:
     return venv_python
 
 
-def pinned_revision(notebooks) -> str:
-    """The course revision the notebooks' setup cells install (one for all, as `make template` writes them)."""
+def release(notebooks) -> str:
+    """The course release the notebooks' setup cells install (one for all, as `make template` writes them)."""
     found = {}
     for path in notebooks:
         setup = json.loads(Path(path).read_text(encoding="utf-8"))["cells"][2]["source"]
-        match = SETUP_REVISION.search("".join(setup))
+        match = SETUP_VERSION.search("".join(setup))
         found.setdefault(match.group(1) if match else None, []).append(Path(path).name)
     if len(found) != 1 or None in found:
-        raise SystemExit("The notebooks' setup cells pin no single REVISION ("
-                         + "; ".join(f"{revision}: {', '.join(names)}" for revision, names in found.items())
+        raise SystemExit("The notebooks' setup cells name no single VERSION ("
+                         + "; ".join(f"{version}: {', '.join(names)}" for version, names in found.items())
                          + "): run `make template`.")
     return next(iter(found))
 
 
-def install_course(platform: Platform, venv_python: Path, notebook: Path,
+def build_wheel(python: Path, out: Path, source: Path = ROOT, isolation: bool = True) -> Path:
+    """The course's wheel, built by `python`'s pip from a copy of `source` (setuptools' build/ and egg-info stay out
+    of the tree, and two replicas can build at once). With build isolation pip fetches setuptools itself (the
+    platforms' is older than pyproject's build requirement); without, `python`'s own setuptools builds it offline."""
+    with tempfile.TemporaryDirectory(prefix="course-wheel-") as copy:
+        for name in WHEEL_SOURCES:
+            path = source / name
+            if path.is_dir():
+                shutil.copytree(path, Path(copy, name), ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(path, copy)
+        run(python, *PIP, "wheel", "--no-deps", *(() if isolation else ("--no-build-isolation",)), "--wheel-dir",
+            out, copy)
+    [wheel] = out.glob("tf_fast_course-*.whl")
+    return wheel
+
+
+def install_course(platform: Platform, venv_python: Path, notebook: Path, version: str,
                    env: dict) -> tuple[dict[str, str], list[str]]:
     """Uninstall earlier installs (the course, and what chapter 8 installs), then run `notebook`'s parameters and setup
     cells alone, in its folder: the learner's first cell installs the course; return `pip freeze` before and what
-    changed. SystemExit when the cell did not install it."""
+    changed. SystemExit when the cell did not install `version`."""
     subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages(platform)],
                    capture_output=True)
     before = freeze(venv_python)
@@ -190,11 +210,12 @@ def install_course(platform: Platform, venv_python: Path, notebook: Path,
     first.write_text(json.dumps(nb), encoding="utf-8")
     out = platform.build / "setup-cell"
     run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent)
-    printed = (out / first.name).read_text(encoding="utf-8")
-    if "Installing the course's helpers at" not in printed:
-        raise SystemExit(f"make {platform.key}: the setup cell did not install the course (see {out / first.name}).")
+    after = freeze(venv_python)
+    if after.get(normalized(COURSE_PACKAGE)) != version:
+        raise SystemExit(f"make {platform.key}: the setup cell did not install {COURSE_PACKAGE} {version} (see "
+                         f"{out / first.name}).")
     first.unlink()
-    return before, changed_packages(before, freeze(venv_python), platform)
+    return before, changed_packages(before, after, platform)
 
 
 def profile_packages(platform: Platform) -> list[str]:
@@ -220,16 +241,17 @@ def main(argv=None) -> int:
     if args.environment_only:
         return 0
     notebooks = [Path(n).resolve() for n in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
-    pinned_revision(notebooks)  # one revision for all, or a clear error
-    with servers.git_repository(ROOT) as repository, tempfile.TemporaryDirectory(prefix="course-") as folder:
+    version = release(notebooks)  # one for all, or a clear error
+    with tempfile.TemporaryDirectory(prefix="course-") as folder, \
+            servers.package_index([build_wheel(venv_python, Path(folder) / "wheels")]) as index:
         copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
         # A cache folder of its own (the generated images, Matplotlib's): empty as on a new runtime, and never
         # shared with another replica running beside this one. pip keeps its usual cache, which is safe to share.
-        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_REPOSITORY=repository,
+        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_SOURCE=index,
                    XDG_CACHE_HOME=str(Path(folder) / "cache"),
                    PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR")
                    or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
-        before, changed = install_course(platform, venv_python, copies[0], env)
+        before, changed = install_course(platform, venv_python, copies[0], version, env)
         if changed:
             print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
             return 1

@@ -1,20 +1,25 @@
-"""Servers the tools start on 127.0.0.1 (TensorBoard; JupyterLab for tools/browser.py), each stopped with every
-process it started, and a guard that names and kills any process that outlives a run.
+"""Servers the tools start on 127.0.0.1 (TensorBoard; JupyterLab for tools/browser.py; the replicas' package index),
+each stopped with every process it started, and a guard that names and kills any process that outlives a run.
 
-server(), tensorboard() and get() need only the standard library (tools/replica.py runs them before any venv
-exists); stop_descendants() and nothing_left_behind() use psutil.
+server(), tensorboard(), package_index() and get() need only the standard library (tools/replica.py runs them before
+any venv exists); stop_descendants() and nothing_left_behind() use psutil.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
+import http.server
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -150,27 +155,25 @@ def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executabl
         yield url
 
 
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # one line per request on stderr would bury the replica's log
+        pass
+
+
 @contextlib.contextmanager
-def git_repository(clone_of: Path, timeout_s: float = 30):
-    """A bare clone of the repository at `clone_of` (every commit it has), served by `git daemon` on 127.0.0.1; yields
-    its address (git://127.0.0.1:PORT/course.git), which `pip install git+ADDRESS@REVISION` takes as it takes GitHub's:
-    the badge's install path, tried without GitHub (the setup cell reads the address from COURSE_REPOSITORY)."""
-    with tempfile.TemporaryDirectory(prefix="course-git-") as base:
-        subprocess.run(["git", "clone", "--quiet", "--bare", str(clone_of), f"{base}/course.git"], check=True)
-        port = free_port()
-        command = ["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={base}", "--listen=127.0.0.1",
-                   f"--port={port}", base]
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        try:
-            wait_until(lambda: proc.poll() is not None or _accepts(port), f"git daemon on port {port}", timeout_s)
-            if proc.returncode is not None:
-                raise SystemExit(f"git daemon stopped at once (exit code {proc.returncode}): is it installed?")
-            yield f"git://127.0.0.1:{port}/course.git"
-        finally:
-            stop(proc)
-
-
-def _accepts(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        return True
-    return False
+def package_index(wheels: list[Path]):
+    """A PEP 503 "simple" package index of `wheels` served over HTTP on 127.0.0.1 (a thread of this process), as pip
+    reads PyPI's: yields its URL, http://127.0.0.1:PORT/simple, which the setup cell takes from COURSE_SOURCE. pip
+    reads the folder listing http.server writes as the project's page of links."""
+    with tempfile.TemporaryDirectory(prefix="course-index-") as root:
+        for wheel in wheels:
+            project = Path(root, "simple", re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower())
+            project.mkdir(parents=True, exist_ok=True)
+            shutil.copy(wheel, project)
+        handler = functools.partial(_QuietFiles, directory=root)
+        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
+            threading.Thread(target=httpd.serve_forever, daemon=True).start()
+            try:
+                yield f"http://127.0.0.1:{httpd.server_port}/simple"
+            finally:
+                httpd.shutdown()

@@ -1,7 +1,7 @@
 """The notebook template: check it, rewrite its generated parts, refresh stored outputs.
 
     python tools/template.py            # check every notebook, list problems (exit 1 if any)
-    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository URL
+    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository and the version
     python tools/template.py --execute  # re-run notebooks in place (fast mode, CI devices), clean metadata
 
 Stored outputs: notebooks are committed WITH the outputs of a fast-mode run on CI's logical devices,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import time
 import tomllib
@@ -41,9 +40,6 @@ METADATA = {
     "kaggle": {"accelerator": "nvidiaTeslaT4", "isGpuEnabled": True, "isInternetEnabled": True,
                "language": "python", "sourceType": "notebook"},
 }
-# What the setup cell installs on Colab/Kaggle must be the helpers this notebook was written with.
-PINNED = ("helpers", "pyproject.toml")
-REVISION = re.compile(r'^REVISION = "([0-9a-f]{40})"', re.MULTILINE)
 # The setup cell is plumbing: Colab shows its title as a form, JupyterLab folds its code (a click shows it).
 SETUP_CELL_VIEW = {"cellView": "form", "jupyter": {"source_hidden": True}}
 
@@ -58,93 +54,45 @@ def repository() -> str:
 
 
 def badges(path: Path) -> str:
-    """The Colab and Kaggle badges for the notebook at `path`, pointing at its own file."""
+    """The Colab and Kaggle badges for the notebook at `path`: its own file at the release tag of this version, whose
+    setup cell installs that release (`make release` moves them)."""
     repo = repository()
     owner_name = repo.removeprefix("https://github.com/")
-    rel = f"notebooks/{path.name}"
-    colab = f"https://colab.research.google.com/github/{owner_name}/blob/main/{rel}"
-    kaggle = f"https://kaggle.com/kernels/welcome?src={repo}/blob/main/{rel}"
+    rel = f"v{version()}/notebooks/{path.name}"
+    colab = f"https://colab.research.google.com/github/{owner_name}/blob/{rel}"
+    kaggle = f"https://kaggle.com/kernels/welcome?src={repo}/blob/{rel}"
     return (
         f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}) "
         f"[![Open in Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle})"
     )
 
 
-def git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+def version() -> str:
+    """The course's version: helpers/__init__.py's __version__, the one place it is set."""
+    return re.search(r'^__version__ = "([^"]+)"', (ROOT / "helpers" / "__init__.py").read_text(), re.MULTILINE)[1]
 
 
-def head_revision() -> str:
-    """The commit to pin the setup cell's install to; refuses while helpers/ has uncommitted changes."""
-    if git("diff", "--quiet", "HEAD", "--", *PINNED).returncode:
-        raise SystemExit("make template: commit your changes to helpers/ and pyproject.toml first: the setup "
-                         "cell pins the install to a commit, which must hold them.")
-    return git("rev-parse", "HEAD").stdout.strip()
 
-
-def revision_problem(revision: str) -> str | None:
-    """Why `revision` is not a good pin: unknown here, or its helpers differ from this tree's."""
-    if git("cat-file", "-e", f"{revision}^{{commit}}").returncode:
-        return f"pins commit {revision}, which this repository does not have (run `make template`)"
-    if git("diff", "--quiet", revision, "--", *PINNED).returncode:
-        return (f"pins commit {revision[:12]}, whose helpers/ or pyproject.toml differ from this tree's: Colab "
-                "and Kaggle would install other helpers than the notebook was written with (commit, then run "
-                "`make template`)")
-    return None
-
-
-def setup_source(revision: str, backend: str = "tensorflow") -> str:
-    """The setup cell every notebook starts with: the clone's helpers, else the course installed at `revision` from
-    the repository (COURSE_REPOSITORY, else pyproject's), telling apart why an install failed, and installing again
-    when another revision is installed. Only the backend (chapter 9: "jax") differs between notebooks."""
+def setup_source(version: str, backend: str = "tensorflow") -> str:
+    """The setup cell every notebook starts with: the clone's helpers, else the course's release `version` installed
+    with pip (from PyPI, or COURSE_SOURCE: another package index's URL, or git+URL@tag), once per runtime; pip's
+    failure told apart as no network, no such version, or pip's own reason. Only the backend (chapter 9: "jax")
+    differs between notebooks. helpers.setup(version=...) asks for a restart when other helpers were imported."""
     backend_argument = ', backend="jax"' if backend == "jax" else ""  # chapter 9 runs Keras on JAX
-    return f'''# @title Setup: this clone's helpers, else the course installed at REVISION (never TensorFlow)
-import json
-import os
-import subprocess
-import sys
-from importlib import metadata
+    name = project()["name"]
+    return f'''# @title Setup: this clone's helpers, else the course's release VERSION, installed once (not TensorFlow)
+import importlib.metadata, os, re, subprocess, sys  # noqa: E401, I001
 
-REVISION = "{revision}"  # the course version these notebooks were written with
-REPOSITORY = os.environ.get("COURSE_REPOSITORY", "{repository()}")  # or a fork
-
-
-def installed_revision():
-    """The commit of the installed course: None when not installed, "local" when installed from a folder."""
-    try:
-        direct_url = metadata.distribution("{project()['name']}").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        return None
-    return json.loads(direct_url or "{{}}").get("vcs_info", {{}}).get("commit_id", "local")
-
-
-def why_the_install_failed(output):
-    if any(words in output for words in ("Could not resolve host", "Failed to connect", "unable to look up")):
-        return f"no network: cannot reach {{REPOSITORY}}. On Kaggle: Settings > Internet on (needs a verified phone)."
-    if any(words in output for words in ("not our ref", "did not match any file", "unadvertised object")):
-        return f"revision not found: {{REPOSITORY}} has no commit {{REVISION}}. Open the notebook again from its badge."
-    if any(words in output for words in ("' not found", "could not read Username", "not exported", "not a git")):
-        return f"repository not found: {{REPOSITORY}}. Check the address (COURSE_REPOSITORY, if you set it)."
-    return "pip failed for another reason. Its last lines:\\n" + "\\n".join(output.strip().splitlines()[-8:])
-
-
-if os.path.isfile("../helpers/course.py"):  # inside a clone of the course
+VERSION, SOURCE = "{version}", os.environ.get("COURSE_SOURCE", "")  # SOURCE: another package index, or git+URL@tag
+if os.path.isfile("../helpers/course.py"):  # inside a clone of the course: its own helpers
     sys.path.insert(0, os.path.abspath(".."))
-elif installed_revision() == "local":
-    print("The course is installed from a local folder: its revision is not checked against REVISION.")
-elif installed_revision() != REVISION:  # Colab, Kaggle: once per runtime, and again for another REVISION
-    print(f"Installing the course's helpers at {{REVISION[:12]}} from {{REPOSITORY}} ...", flush=True)
-    again = ["--force-reinstall", "--no-deps"] if installed_revision() else []  # else pip keeps the other commit
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *again, f"git+{{REPOSITORY}}@{{REVISION}}"],
-                         capture_output=True, text=True, env={{**os.environ, "GIT_TERMINAL_PROMPT": "0"}})
-    if pip.returncode:
-        raise RuntimeError("Installing the course failed: " + why_the_install_failed(pip.stdout + pip.stderr))
-    if "helpers" in sys.modules:
-        raise RuntimeError("This runtime imported other helpers before: restart it (Colab: Runtime > Restart session; "
-                           "Jupyter: Kernel > Restart), then run all.")
+elif VERSION not in [d.version for d in importlib.metadata.distributions(name="{name}")]:  # missing, or another
+    where = [SOURCE] if "git+" in SOURCE else ["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else []
+    if (pip := subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{name}==" + VERSION, *where], capture_output=True, text=True)).returncode:
+        raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: " + ("no network? (Kaggle: Settings > Internet on)" if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr) else "no such version" if re.search("No matching|did not match", pip.stderr) else "failed") + "\\n" + pip.stderr[-800:])
 import helpers
 
-course = helpers.setup(fast=FAST, devices=DEVICES{backend_argument})  # AttributeError: rename your helpers.py'''
+course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION{backend_argument})  # AttributeError: rename your helpers.py'''  # noqa: E501
 
 
 PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
@@ -168,11 +116,6 @@ def backend_of(nb) -> str:
     return "jax" if len(nb.cells) > 2 and 'backend="jax"' in nb.cells[2].source else "tensorflow"
 
 
-def pinned_revision(nb) -> str | None:
-    found = REVISION.search(nb.cells[2].source) if len(nb.cells) > 2 else None
-    return found.group(1) if found else None
-
-
 def problems(path: Path) -> list[str]:
     """Everything about `path` that breaks the template or the stored-outputs rule."""
     nb = nbformat.read(path, as_version=4)
@@ -191,11 +134,9 @@ def problems(path: Path) -> list[str]:
     backend = backend_of(nb)
     if cells[1].source != parameters_for(backend) or "parameters" not in cells[1].metadata.get("tags", []):
         found.append("second cell must be the papermill parameters cell (tag 'parameters')")
-    revision = pinned_revision(nb)
-    if revision is None or cells[2].source != setup_source(revision, backend):
-        found.append("third cell must be the setup cell, identical to tools/template.py (run `make template`)")
-    elif problem := revision_problem(revision):
-        found.append(f"setup cell {problem}")
+    if cells[2].source != setup_source(version(), backend):
+        found.append("third cell must be the setup cell of this version, identical to tools/template.py (run "
+                     "`make template`)")
     if {key: nb.metadata.get(key) for key in METADATA} != METADATA:
         found.append("notebook metadata must ask for the course's kernel and a T4 GPU (run `make outputs`)")
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
@@ -239,14 +180,14 @@ def output_problems(nb) -> list[str]:
     return found
 
 
-def fix(path: Path, revision: str) -> None:
+def fix(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     header = nb.cells[0].source
     lines = [line for line in header.splitlines() if "Open in Colab" not in line]
     lines.insert(1, "\n" + badges(path))
     nb.cells[0].source = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
     backend = backend_of(nb)
-    nb.cells[1].source, nb.cells[2].source = parameters_for(backend), setup_source(revision, backend)
+    nb.cells[1].source, nb.cells[2].source = parameters_for(backend), setup_source(version(), backend)
     nb.cells[1].metadata["tags"] = ["parameters"]
     nb.cells[2].metadata["tags"] = [IGNORE]
     nb.cells[2].metadata.update(SETUP_CELL_VIEW)
@@ -288,10 +229,9 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
-    revision = head_revision() if args.fix else None
     for path in paths:
         if args.fix:
-            fix(path, revision)
+            fix(path)
         if args.execute:
             start = time.perf_counter()
             nbformat.write(execute(path), path)
