@@ -24,6 +24,7 @@ author = "the course's authors"
 copyright = "the course's authors; text and figures CC BY 4.0, code MIT"
 root_doc = "docs/index"
 include_patterns = ["docs/*.md", "notebooks/*.ipynb", "GLOSSARY.md"]
+exclude_patterns = ["docs/ci.md"]  # for maintainers (how CI spends its time), not a page of the course
 extensions = ["myst_nb"]
 nb_execution_mode = "off"  # the stored outputs, exactly as committed
 myst_heading_anchors = 3  # GitHub's anchors for headings (GLOSSARY.md#xla)

@@ -38,12 +38,11 @@ SWITCH_RUNTIME = ("Colab: Runtime > Change runtime type > T4 GPU; Kaggle: Settin
 def check_release(version: str | None) -> None:
     """The helpers this runtime imported are the release the setup cell installed: a kernel that imported another
     version before keeps using it until it restarts (pip replaces the files, not the modules already loaded)."""
-    import helpers
-
-    if version is not None and version != helpers.__version__:
-        raise CourseError(f"setup(version={version!r}): this runtime imported the course's helpers "
-                          f"{helpers.__version__} before the setup cell installed {version}. Restart it (Colab: "
-                          "Runtime > Restart session; Jupyter: Kernel > Restart), then run all.")
+    imported = sys.modules["helpers"].__version__  # the package, always imported before its modules
+    if version is not None and version != imported:
+        raise CourseError(f"setup(version={version!r}): this runtime imported the course's helpers {imported} "
+                          f"before the setup cell installed {version}. Restart it (Colab: Runtime > Restart "
+                          "session; Jupyter: Kernel > Restart), then run all.")
 
 
 def check_fast(requested) -> None:

@@ -1,5 +1,5 @@
 """The repository's layout: plumbing apart from chapter code and programs, no import cycle, small modules that import
-plumbing plainly, and the README's map of the tree."""
+plumbing plainly, and CONTRIBUTING.md's map of the tree."""
 
 import ast
 import re
@@ -149,15 +149,18 @@ def test_bench_only_dispatches_to_chapter_modules():
     assert defined == ["chapter_function", "main"]
 
 
-def readme_tree() -> set[str]:
-    text = (ROOT / "README.md").read_text()
+def contributing_tree() -> set[str]:
+    """The package's files named in backticks in CONTRIBUTING.md's map of the repository."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
     section = text.split("## How the repository is organised", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"`(helpers/[\w/]+\.py)`", section))
 
 
-def test_readme_names_every_python_file_of_the_package_and_no_other():
-    on_disk = {str(p.relative_to(ROOT)) for p in HELPERS.rglob("*.py") if p.name != "__init__.py"}
-    assert readme_tree() == on_disk
+def test_contributing_names_every_python_file_of_the_package_and_no_other():
+    on_disk = {p.relative_to(ROOT).as_posix() for p in HELPERS.rglob("*.py") if p.name != "__init__.py"}
+    named = contributing_tree()
+    assert named == on_disk, (f"CONTRIBUTING.md's map of the repository misses {sorted(on_disk - named)} and names "
+                              f"files that are not there: {sorted(named - on_disk)}")
 
 
 def test_pip_installs_every_subpackage():

@@ -1,38 +1,60 @@
 """The setup cell's install path, as a learner's first cell runs it on Colab or Kaggle: `pip install
-git+REPOSITORY@REVISION` from a git server on this machine (COURSE_REPOSITORY points the cell at it), in a fresh venv
-with no network. The course's dependencies are the platform's (numpy, matplotlib...): this venv installs without them
-(PIP_NO_DEPS), and builds the course with this venv's setuptools (no download of a build environment)."""
+tf-fast-course==VERSION`, here from a package index on 127.0.0.1 serving wheels built from this tree (COURSE_SOURCE
+points the cell at it, as it points an offline room at its own), in a fresh venv with no network. The course's
+dependencies are the platform's (numpy, matplotlib...): this venv installs without them (PIP_NO_DEPS)."""
 
-import json
 import os
+import re
+import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
-import nbformat
 import pytest
 import setuptools
 
-from tools import servers, template
+import helpers
+from tools import replica, servers, template
 
-NOTEBOOK = sorted(template.NOTEBOOKS.glob("*.ipynb"))[0]
-REVISION = template.pinned_revision(nbformat.read(NOTEBOOK, as_version=4))
-CALL = "course = helpers.setup(fast=FAST, devices=DEVICES)"
-# What GitHub and git say where this machine cannot ask them (recorded from git 2.39 and pip 24).
-GITHUB_UNKNOWN_REPOSITORY = "fatal: could not read Username for 'https://github.com': terminal prompts disabled"
-GITHUB_PRIVATE_OR_GONE = "remote: Repository not found.\nfatal: repository 'https://github.com/x/y/' not found"
-NO_DNS_FOR_GIT_PROTOCOL = "fatal: unable to look up github.com (port 9418) (Temporary failure in name resolution)"
+VERSION = helpers.__version__
+OTHER = "0.0.1"  # another release, installed before
+CALL = "course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION)"
+# What pip and git say where this machine cannot ask PyPI or GitHub (recorded from pip 24.1 and git 2.39).
+NO_DNS_FOR_PYPI = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+                   "connection broken by 'NameResolutionError(\"<pip._vendor.urllib3.connection.HTTPSConnection "
+                   "object at 0x7f>: Failed to resolve 'pypi.org' ([Errno -3] Temporary failure in name "
+                   "resolution)\")': /simple/tf-fast-course/\nERROR: Could not find a version that satisfies the "
+                   "requirement tf-fast-course==0.1.0 (from versions: none)")
+NO_DNS_FOR_GITHUB = "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com"
+NO_SUCH_TAG = "error: pathspec 'v9.9.9' did not match any file(s) known to git"
+MESSAGES = {"network": "no network? (Kaggle: Settings > Internet on)", "version": "no such version", "other": "failed"}
+
+
+def sources(tmp: Path, version: str) -> Path:
+    """A copy of what the wheel is built from, at `version`."""
+    for name in replica.WHEEL_SOURCES:
+        (shutil.copytree if (template.ROOT / name).is_dir() else shutil.copy)(template.ROOT / name, tmp / name)
+    init = tmp / "helpers" / "__init__.py"
+    init.write_text(re.sub(r'^__version__ = "[^"]+"', f'__version__ = "{version}"', init.read_text(), flags=re.M))
+    return tmp
 
 
 @pytest.fixture(scope="module")
-def served():
-    with servers.git_repository(template.ROOT) as url:
+def index(tmp_path_factory):
+    """This tree's wheel and an older release's, served as PyPI serves them."""
+    out = tmp_path_factory.mktemp("wheels")
+    wheels = [replica.build_wheel(Path(sys.executable), out / version, sources(tmp_path_factory.mktemp(version),
+                                                                                  version), isolation=False)
+              for version in (VERSION, OTHER)]
+    with servers.package_index(wheels) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory):
-    """A venv with pip and nothing else, and the environment its pip builds the course in offline."""
+    """A venv with pip and nothing else, and the environment its pip runs in: no pip configuration of this machine,
+    and setuptools (for a git source's build) from this venv, offline."""
     base = tmp_path_factory.mktemp("learner")
     venv.create(base / "venv", with_pip=True)
     build_tools = base / "build-tools"  # setuptools (>= 77, pyproject's build requirement) without site-packages
@@ -42,153 +64,132 @@ def fresh_python(tmp_path_factory):
         (build_tools / name).symlink_to(site / name)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PIP_", "VIRTUAL_ENV"))}
     # pip reads PIP_NO_BUILD_ISOLATION as the value of build_isolation: "0" turns isolation off.
-    env.update(PIP_NO_DEPS="1", PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0", PIP_DISABLE_PIP_VERSION_CHECK="1",
-               PYTHONPATH=str(build_tools))
+    env.update(PIP_NO_DEPS="1", PIP_CONFIG_FILE=os.devnull, PIP_NO_BUILD_ISOLATION="0",
+               PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONPATH=str(build_tools))
     return base / "venv" / "bin" / "python", env
 
 
-def run_cell(fresh_python, cwd, repository, revision=REVISION, prelude="", call=None):
-    """The setup cell at `revision`, reading `repository` from COURSE_REPOSITORY, in the fresh venv; its last line
-    replaced by `call` (default: print where helpers came from, as the real call needs TensorFlow)."""
+def run_cell(fresh_python, cwd, source, version=VERSION, prelude="", call=None):
+    """The setup cell of `version`, with COURSE_SOURCE=`source`, in the fresh venv; its last line replaced by `call`
+    (default: print where helpers came from, as the real call needs TensorFlow)."""
     python, env = fresh_python
-    source = template.setup_source(revision).replace(CALL, call or "print('helpers from', helpers.__file__)")
-    code = f"FAST = DEVICES = None\n{prelude}\n{source}"
-    return subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL, env={**env, "COURSE_REPOSITORY": repository})
+    cell = template.setup_source(version).replace(CALL, call or "print('helpers from', helpers.__file__)")
+    return subprocess.run([python, "-c", f"FAST = DEVICES = None\n{prelude}\n{cell}"], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL, env={**env, "COURSE_SOURCE": source})
 
 
-def installed(fresh_python) -> dict:
-    """The installed course's direct_url.json ({} when it is not installed)."""
+def installed(fresh_python) -> str | None:
     python, env = fresh_python
-    code = ("from importlib import metadata\ntry:\n    print(metadata.distribution('tf-fast-course').read_text("
-            "'direct_url.json'))\nexcept metadata.PackageNotFoundError:\n    print('{}')")
-    return json.loads(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True, env=env,
-                                     cwd=Path(python).parents[2]).stdout)
+    code = "import importlib.metadata as m\nprint([d.version for d in m.distributions(name='tf-fast-course')])"
+    found = eval(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True, env=env,
+                                cwd=Path(python).parents[2]).stdout)
+    return found[0] if found else None
 
 
-def uninstall(fresh_python):
+def pip(fresh_python, *args):
     python, env = fresh_python
-    subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "tf-fast-course"], env=env, capture_output=True)
+    subprocess.run([python, "-m", "pip", *args], env=env, capture_output=True, check=True)
 
 
-def test_installs_the_revision_keeps_it_and_replaces_another(fresh_python, served, tmp_path):
-    uninstall(fresh_python)
-    first = run_cell(fresh_python, tmp_path, served)
+def test_installs_the_release_once_replacing_another_version(fresh_python, index, tmp_path):
+    pip(fresh_python, "install", "-q", "-i", index, f"tf-fast-course=={OTHER}")
+    first = run_cell(fresh_python, tmp_path, index)
     assert first.returncode == 0, first.stderr
-    assert f"Installing the course's helpers at {REVISION[:12]} from {served}" in first.stdout
-    assert "site-packages/helpers/__init__.py" in first.stdout
-    assert installed(fresh_python)["vcs_info"]["commit_id"] == REVISION
-
-    again = run_cell(fresh_python, tmp_path, served)
-    assert again.returncode == 0 and "Installing" not in again.stdout  # once per runtime
-
-    older = template.git("rev-parse", f"{REVISION}~1").stdout.strip()
-    other = run_cell(fresh_python, tmp_path, served, revision=older)
-    assert other.returncode == 0, other.stderr
-    assert installed(fresh_python)["vcs_info"]["commit_id"] == older  # replaced, not kept
+    assert re.search(r"helpers from .*/site-packages/helpers/__init__.py", first.stdout)
+    assert installed(fresh_python) == VERSION  # replaced, not kept
+    closed = f"http://127.0.0.1:{servers.free_port()}/simple"
+    again = run_cell(fresh_python, tmp_path, closed)  # once per runtime: pip is not asked again
+    assert again.returncode == 0, again.stderr
 
 
-def test_helpers_imported_before_are_replaced_and_a_restart_asked_for(fresh_python, served, tmp_path):
-    older = template.git("rev-parse", f"{REVISION}~1").stdout.strip()
-    if installed(fresh_python).get("vcs_info", {}).get("commit_id") != older:
-        assert run_cell(fresh_python, tmp_path, served, revision=older).returncode == 0
-    proc = run_cell(fresh_python, tmp_path, served, prelude="import helpers")  # a persistent JupyterLab's kernel
+def test_helpers_of_another_version_imported_before_ask_for_a_restart(fresh_python, index, tmp_path):
+    pip(fresh_python, "install", "-q", "-i", index, f"tf-fast-course=={OTHER}")
+    proc = run_cell(fresh_python, tmp_path, index, prelude="import helpers", call=CALL)  # a kernel kept running
     assert proc.returncode == 1
-    assert ("RuntimeError: This runtime imported other helpers before: restart it (Colab: Runtime > Restart session; "
-            "Jupyter: Kernel > Restart)") in proc.stderr
-    assert installed(fresh_python)["vcs_info"]["commit_id"] == REVISION  # the restart then finds the right ones
+    assert (f"CourseError: setup(version='{VERSION}'): this runtime imported the course's helpers {OTHER} before the "
+            f"setup cell installed {VERSION}. Restart it") in proc.stderr
+    assert installed(fresh_python) == VERSION  # the restart then finds the right ones
 
 
-def test_a_learners_helpers_py_hiding_the_course_is_named(fresh_python, served, tmp_path):
-    if installed(fresh_python).get("vcs_info", {}).get("commit_id") != REVISION:
-        assert run_cell(fresh_python, tmp_path, served).returncode == 0
+def test_a_learners_helpers_py_hiding_the_course_is_named(fresh_python, index, tmp_path):
     (tmp_path / "helpers.py").write_text("x = 1\n")
-    proc = run_cell(fresh_python, tmp_path, served, call=CALL)
+    proc = run_cell(fresh_python, tmp_path, index, call=CALL)
     assert proc.returncode == 1
     assert "module 'helpers' has no attribute 'setup'" in proc.stderr
-    assert CALL + "  # AttributeError: rename your helpers.py" in template.setup_source(REVISION)  # shown in the trace
-
-
-def test_an_install_from_a_folder_is_used_and_said(fresh_python, served, tmp_path):
-    uninstall(fresh_python)
-    python, _ = fresh_python
-    site = next(Path(python).parents[1].glob("lib/python3.*/site-packages"))
-    info = site / "tf_fast_course-0.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tf-fast-course\nVersion: 0.0\n")
-    (info / "direct_url.json").write_text(json.dumps({"url": "file:///course", "dir_info": {}}))
-    (site / "helpers").mkdir()
-    (site / "helpers" / "__init__.py").write_text("")
-    try:
-        proc = run_cell(fresh_python, tmp_path, served, revision="0" * 40)
-    finally:
-        subprocess.run(["rm", "-r", str(info), str(site / "helpers")], check=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "installed from a local folder: its revision is not checked" in proc.stdout
-    assert "Installing" not in proc.stdout
+    assert CALL + "  # AttributeError: rename your helpers.py" in template.setup_source(VERSION)  # shown in the trace
 
 
 def test_inside_a_clone_the_clones_helpers_are_used(fresh_python):
-    proc = run_cell(fresh_python, template.NOTEBOOKS, "https://course.invalid/course.git", revision="0" * 40)
+    proc = run_cell(fresh_python, template.NOTEBOOKS, "https://course.invalid/simple", version="9.9.9")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"helpers from {template.ROOT / 'helpers' / '__init__.py'}"
 
 
-def no_project(tmp_path):
-    """A repository whose commit holds no Python project: pip fails after fetching it."""
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / "README.md").write_text("not a course\n")
-    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "add", "README.md"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "readme"], check=True)
-    return subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+def tagged_clone(tmp_path: Path, tag: str) -> str:
+    """A git repository of this tree's wheel sources with `tag`: a fork's, as COURSE_SOURCE=git+URL@tag names it."""
+    repo = sources(tmp_path, VERSION)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "fork"], ["tag", tag]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    return f"git+file://{repo}"
 
 
-MESSAGES = {"no network": "no network: cannot reach", "repository": "repository not found:",
-            "revision": "revision not found:", "other": "pip failed for another reason. Its last lines:"}
+def test_a_fork_s_tag_is_installed_from_git(fresh_python, tmp_path):
+    pip(fresh_python, "uninstall", "-y", "-q", "tf-fast-course")
+    proc = run_cell(fresh_python, tmp_path, tagged_clone(tmp_path / "fork", f"v{VERSION}") + f"@v{VERSION}")
+    assert proc.returncode == 0, proc.stderr
+    assert installed(fresh_python) == VERSION
 
 
-@pytest.mark.parametrize("case", ["no DNS", "closed port", "repository", "revision", "other"])
-def test_each_failure_gets_its_own_message_and_never_a_prompt(fresh_python, served, tmp_path, case):
-    uninstall(fresh_python)
-    revision, expected = REVISION, MESSAGES.get(case, MESSAGES["no network"])
-    repository = {"no DNS": "https://course.invalid/course.git",
-                  "closed port": f"https://127.0.0.1:{servers.free_port()}/course.git",
-                  "repository": served.replace("/course.git", "/missing.git"), "revision": served}.get(case)
-    if case == "revision":
-        revision = "0" * 40
+def broken_index(tmp_path: Path):
+    """An index whose wheel of 8.8.8 is not a zip file: pip finds it, then fails for a reason of its own."""
+    wheel = tmp_path / "tf_fast_course-8.8.8-py3-none-any.whl"
+    wheel.write_text("not a wheel\n")
+    return servers.package_index([wheel])
+
+
+@pytest.mark.parametrize("case", ["no DNS", "closed port", "version", "git tag", "other"])
+def test_each_failure_gets_its_own_message(fresh_python, index, tmp_path, case):
+    pip(fresh_python, "uninstall", "-y", "-q", "tf-fast-course")
+    version, expected = {"version": ("9.9.9", "version"), "git tag": ("9.9.9", "version"),
+                         "other": ("8.8.8", "other")}.get(case, (VERSION, "network"))
     if case == "other":
-        revision = no_project(tmp_path / "other")
-        with servers.git_repository(tmp_path / "other") as other:
-            proc = run_cell(fresh_python, tmp_path, other, revision=revision)
-        assert "does not appear to be a Python project" in proc.stderr  # pip's own words, its last lines
+        with broken_index(tmp_path) as broken:
+            proc = run_cell(fresh_python, tmp_path, broken, version=version)
+        assert "is invalid" in proc.stderr  # pip's own words follow the message
     else:
-        proc = run_cell(fresh_python, tmp_path, repository, revision=revision)
+        source = {"no DNS": "https://course.invalid/simple", "closed port": f"http://127.0.0.1:{servers.free_port()}",
+                  "version": index, "git tag": tagged_clone(tmp_path / "fork", "v1") + "@v9.9.9"}[case]
+        proc = run_cell(fresh_python, tmp_path, source, version=version)
     assert proc.returncode == 1
-    last = proc.stderr.strip().splitlines()
-    message = next(line for line in last if line.startswith("RuntimeError: Installing the course failed: "))
-    assert expected in message
-    assert [words for words in MESSAGES.values() if words in message] == [expected]
-    assert installed(fresh_python) == {}
+    message = next(line for line in proc.stderr.splitlines() if line.startswith("RuntimeError: pip install "))
+    assert message.startswith(f"RuntimeError: pip install tf-fast-course=={version} from ")
+    assert [key for key, words in MESSAGES.items() if message.endswith(words)] == [expected]
+    assert installed(fresh_python) is None
 
 
-def failure_for(output: str) -> str:
-    """The cell's own diagnosis of pip's `output` (its functions, run here)."""
-    source = template.setup_source(REVISION)
-    namespace = {}
-    exec(source[:source.index("\nif os.path.isfile")], namespace)
-    return namespace["why_the_install_failed"](output)
+def diagnosis(monkeypatch, stderr: str) -> str:
+    """The cell's own reading of pip's `stderr` (the cell run here with pip's answer faked)."""
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda **kwargs: [])
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(args, 1, "", stderr))
+    cell = template.setup_source(VERSION)
+    with pytest.raises(RuntimeError) as raised:
+        exec(cell[:cell.index("import helpers\n")], {"__name__": "cell"})
+    return str(raised.value).splitlines()[0]
 
 
-@pytest.mark.parametrize("output, expected", [(GITHUB_UNKNOWN_REPOSITORY, "repository"),
-                                              (GITHUB_PRIVATE_OR_GONE, "repository"),
-                                              (NO_DNS_FOR_GIT_PROTOCOL, "no network")])
-def test_what_github_and_git_say_elsewhere_is_read_the_same_way(output, expected):
-    assert failure_for(output).startswith(MESSAGES[expected])
+@pytest.mark.parametrize("stderr, expected", [(NO_DNS_FOR_PYPI, "network"), (NO_DNS_FOR_GITHUB, "network"),
+                                              (NO_SUCH_TAG, "version")])
+def test_what_pypi_and_github_say_elsewhere_is_read_the_same_way(monkeypatch, tmp_path, stderr, expected):
+    monkeypatch.chdir(tmp_path)  # outside the clone
+    assert diagnosis(monkeypatch, stderr).endswith(MESSAGES[expected])
 
 
-def test_the_cell_reads_the_repository_from_the_environment_else_pyprojects():
-    source = template.setup_source(REVISION)
-    assert f'REPOSITORY = os.environ.get("COURSE_REPOSITORY", "{template.repository()}")' in source
-    assert "tensorflow" not in source.split("import helpers")[0].replace("TensorFlow", "")
-    assert '[sys.executable, "-m", "pip", "install"' in source
+def test_the_cell_never_installs_tensorflow_numpy_or_widgets():
+    source = template.setup_source(VERSION)
+    install = re.sub(r"#.*", "", source.split("import helpers\n")[0])  # its code, not the title's "not TensorFlow"
+    assert not re.search(r"tensorflow|numpy|jax|ipywidgets|--upgrade|-U\b|--force", install, re.IGNORECASE)
+    assert '["tf-fast-course==" + VERSION]' in source
+    assert '[sys.executable, "-m", "pip", "install", "-q", *where]' in source

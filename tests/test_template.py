@@ -37,7 +37,7 @@ def test_setup_cell_installs_this_version_in_at_most_ten_lines_of_code_and_names
     code = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert len(code) <= 10, "\n".join(code)
     assert f'VERSION, SOURCE = "{helpers.__version__}", os.environ.get("COURSE_SOURCE", "")' in source
-    assert '"tf-fast-course==" + VERSION' in source
+    assert '["tf-fast-course==" + VERSION]' in source
     for path in NOTEBOOKS:  # a change to helpers/ alone changes no notebook: none holds a commit
         assert not re.search(r"\b[0-9a-f]{40}\b", path.read_text()), path.name
 
@@ -59,6 +59,11 @@ def test_badges_point_at_each_notebooks_own_path():
         header = nbformat.read(path, as_version=4).cells[0].source
         own = f"/blob/v{helpers.__version__}/notebooks/{path.name}"  # the release tag's copy, which installs it
         assert header.count(own) == 2, f"{path.name}: both badges must link to {own}"
+
+
+def test_the_readme_starts_learners_at_chapter_0_of_the_release():
+    assert template.readme_badges() in (template.ROOT / "README.md").read_text().splitlines()
+    assert f"/blob/v{helpers.__version__}/notebooks/00_runtime_and_accelerators.ipynb" in template.readme_badges()
 
 
 def test_check_catches_a_broken_notebook(tmp_path):

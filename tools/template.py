@@ -87,8 +87,8 @@ VERSION, SOURCE = "{version}", os.environ.get("COURSE_SOURCE", "")  # SOURCE: an
 if os.path.isfile("../helpers/course.py"):  # inside a clone of the course: its own helpers
     sys.path.insert(0, os.path.abspath(".."))
 elif VERSION not in [d.version for d in importlib.metadata.distributions(name="{name}")]:  # missing, or another
-    where = [SOURCE] if "git+" in SOURCE else ["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else []
-    if (pip := subprocess.run([sys.executable, "-m", "pip", "install", "-q", "{name}==" + VERSION, *where], capture_output=True, text=True)).returncode:
+    where = [SOURCE] if "git+" in SOURCE else ["{name}==" + VERSION] + (["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else [])
+    if (pip := subprocess.run([sys.executable, "-m", "pip", "install", "-q", *where], capture_output=True, text=True)).returncode:
         raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: " + ("no network? (Kaggle: Settings > Internet on)" if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr) else "no such version" if re.search("No matching|did not match", pip.stderr) else "failed") + "\\n" + pip.stderr[-800:])
 import helpers
 
@@ -195,6 +195,17 @@ def fix(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+def readme_badges() -> str:
+    """The README's badge line: chapter 0's badges, at the release tag as the notebooks' are."""
+    return badges(NOTEBOOKS / "00_runtime_and_accelerators.ipynb")
+
+
+def fix_readme() -> None:
+    readme = ROOT / "README.md"
+    lines = readme.read_text().split("\n")
+    readme.write_text("\n".join(readme_badges() if line.startswith("[![Open in Colab]") else line for line in lines))
+
+
 def clean(nb) -> None:
     """Drop what differs between machines and runs but says nothing: widget state, timings, and the wall-clock time
     printbar() prints (the stored line shows where it goes, HH:MM:SS.mmm TZ, so a re-run changes no stored text)."""
@@ -229,6 +240,8 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    if args.fix:
+        fix_readme()
     for path in paths:
         if args.fix:
             fix(path)
