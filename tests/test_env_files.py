@@ -31,7 +31,7 @@ def test_environment_yml_matches_pyproject():
 def test_environment_yml_installs_the_package_and_python_in_range():
     text = (ROOT / "environment.yml").read_text()
     assert "      - -e ." in text
-    # The same Python range as pyproject.toml's requires-python (3.12-3.13), pinned to one version of it.
+    # One of the Pythons the course supports locally (3.11-3.13, tools/find-python), pinned: CI's 3.12 or Colab's 3.13.
     pinned = [line.strip() for line in text.splitlines() if line.strip().startswith("- python=")]
     assert pinned in (["- python=3.12"], ["- python=3.13"]), pinned
 
@@ -67,8 +67,16 @@ def test_tested_versions_are_the_ones_the_ci_environments_install():
         return min(tuple(int(p) for p in replica[name].split(".")[:2]) for replica in (colab, kaggle))
 
     assert (MIN_TF, MIN_KERAS) == (oldest("tensorflow-cpu"), oldest("keras"))
+
+
+def test_requires_python_is_the_oldest_local_python_with_no_upper_bound():
+    # tools/find-python's default list is what `make` accepts; the package installs wherever that floor holds, so
+    # the setup cell keeps working the day Colab moves to a newer Python.
+    import re
+
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
-    assert f">={min(TESTED['Python'])}" in requires
+    local = re.search(r"versions=\$\{\*:-([\d. ]+)\}", (ROOT / "tools" / "find-python").read_text())[1].split()
+    assert requires == f">={min(local, key=lambda v: tuple(map(int, v.split('.'))))}" == ">=3.11"
 
 
 @pytest.mark.parametrize("platform", ["colab", "kaggle"])

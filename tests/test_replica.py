@@ -115,20 +115,13 @@ def test_each_platform_has_its_own_venv_build_folder_and_python():
     assert COLAB.profile_tab and not KAGGLE.profile_tab  # chapter 8 tells Kaggle learners to download the logs
 
 
-def test_a_missing_python_is_a_clear_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(replica.shutil, "which", lambda command: None)
-    monkeypatch.setattr(replica.Path, "home", lambda: tmp_path)
-    with pytest.raises(SystemExit, match=r"make kaggle: Python 3\.12 \(Kaggle's version\) is needed; .*pyenv install"):
+def test_the_platform_s_python_is_found_by_tools_find_python(monkeypatch):
+    asked = []
+    monkeypatch.setattr(replica.subprocess, "run", lambda args, **kwargs: asked.append(args) or
+                        replica.subprocess.CompletedProcess(args, 1, "", "No Python 3.12 found. Install one"))
+    with pytest.raises(SystemExit, match=r"make kaggle: Kaggle's Python is needed. No Python 3.12 found. Install one"):
         replica.find_python(KAGGLE)
-
-
-def test_pyenv_s_python_is_found_when_none_is_on_path(monkeypatch, tmp_path):
-    python = tmp_path / ".pyenv" / "versions" / "3.12.1" / "bin" / "python3.12"
-    python.parent.mkdir(parents=True)
-    python.touch()
-    monkeypatch.setattr(replica.shutil, "which", lambda command: None)
-    monkeypatch.setattr(replica.Path, "home", lambda: tmp_path)
-    assert replica.find_python(KAGGLE) == str(python)
+    assert asked == [[replica.ROOT / "tools" / "find-python", "3.12"]]
 
 
 @pytest.mark.parametrize("uv, bytecode", [(None, None), (None, "1"), ("/ci/uv", None), ("/ci/uv", "1")])

@@ -28,7 +28,8 @@ NO_DNS_FOR_PYPI = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, r
                    "requirement tf-fast-course==0.1.0 (from versions: none)")
 NO_DNS_FOR_GITHUB = "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com"
 NO_SUCH_TAG = "error: pathspec 'v9.9.9' did not match any file(s) known to git"
-MESSAGES = {"network": "no network? (Kaggle: Settings > Internet on)", "version": "no such version", "other": "failed"}
+MESSAGES = {"network": "cannot reach it, or it has no tf-fast-course (no network? Kaggle: Settings > Internet on)",
+            "version": "no such version", "other": "failed"}
 
 
 def sources(tmp: Path, version: str) -> Path:

@@ -90,15 +90,11 @@ PLATFORMS = {
 
 
 def find_python(platform: Platform) -> str:
-    """The platform's Python: pythonX.Y on PATH, or one pyenv installed."""
-    command = f"python{platform.python}"
-    found = shutil.which(command)
-    if found and subprocess.run([found, "-c", "pass"], capture_output=True).returncode == 0:
-        return found
-    for candidate in sorted(Path.home().glob(f".pyenv/versions/{platform.python}.*/bin/{command}")):
-        return str(candidate)
-    raise SystemExit(f"make {platform.key}: Python {platform.python} ({platform.name}'s version) is needed; "
-                     f"install it, e.g. `pyenv install {platform.python}`.")
+    """The platform's Python, as tools/find-python finds one (PATH, then pyenv); its message says how to get one."""
+    found = subprocess.run([ROOT / "tools" / "find-python", platform.python], capture_output=True, text=True)
+    if found.returncode:
+        raise SystemExit(f"make {platform.key}: {platform.name}'s Python is needed. {found.stderr.strip()}")
+    return found.stdout.strip()
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:

@@ -89,7 +89,7 @@ if os.path.isfile("../helpers/course.py"):  # inside a clone of the course: its 
 elif VERSION not in [d.version for d in importlib.metadata.distributions(name="{name}")]:  # missing, or another
     where = [SOURCE] if "git+" in SOURCE else ["{name}==" + VERSION] + (["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else [])
     if (pip := subprocess.run([sys.executable, "-m", "pip", "install", "-q", *where], capture_output=True, text=True)).returncode:
-        raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: " + ("no network? (Kaggle: Settings > Internet on)" if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr) else "no such version" if re.search("No matching|did not match", pip.stderr) else "failed") + "\\n" + pip.stderr[-800:])
+        raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: " + ("cannot reach it, or it has no tf-fast-course (no network? Kaggle: Settings > Internet on)" if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr) else "no such version" if re.search("No matching|did not match", pip.stderr) else "failed") + "\\n" + pip.stderr[-800:])
 import helpers
 
 course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION{backend_argument})  # AttributeError: rename your helpers.py'''  # noqa: E501
