@@ -72,18 +72,22 @@ run: setup  ## execute every notebook into build/ (HTML pages, build/report.md);
 # fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices), JOBS at
 # once.
 colab:  ## every notebook in a replica of Colab's runtime, the course installed as its setup cell does
+	@test -n "$(PYTHON)" || tools/find-python >/dev/null
 	$(PYTHON) tools/replica.py --platform colab --jobs $(JOBS)
 
 # Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
 colab-environment:  ## only build the Colab replica's .venv-colab
+	@test -n "$(PYTHON)" || tools/find-python >/dev/null
 	$(PYTHON) tools/replica.py --platform colab --environment-only
 
 # Kaggle's GPU runtime replicated the same way (Python 3.12, the Colab image it builds on with Kaggle's pins on top).
 kaggle:  ## the same in a replica of Kaggle's GPU image (.venv-kaggle)
+	@test -n "$(PYTHON)" || tools/find-python >/dev/null
 	$(PYTHON) tools/replica.py --platform kaggle --jobs $(JOBS)
 
 # Only the Kaggle replica's venv (`make kaggle` reuses it while tools/platforms/kaggle.txt is unchanged).
 kaggle-environment:  ## only build the Kaggle replica's .venv-kaggle
+	@test -n "$(PYTHON)" || tools/find-python >/dev/null
 	$(PYTHON) tools/replica.py --platform kaggle --environment-only
 
 lab: setup  ## JupyterLab on notebooks/
