@@ -26,7 +26,7 @@ PLUMBING = ("calculator", "cluster", "course", "data", "devices", "errors", "exe
             "installs", "live_view", "models", "plots", "processes", "quiet", "report", "results", "storage",
             "strategies", "tables", "timing", "versions")
 __all__ = ["Course", "CourseError", "setup"]
-__version__ = "0.1.0"  # the one place the version is set: pyproject, CITATION.cff and CHANGELOG.md follow it
+__version__ = "0.2.0"  # the one place the version is set: pyproject, CITATION.cff and CHANGELOG.md follow it
 
 
 def __getattr__(name):
