@@ -5,6 +5,8 @@
 ifeq ($(origin PYTHON),undefined)
 PYTHON := $(shell tools/find-python 2>/dev/null)
 endif
+# A recipe's first line where PYTHON is used: without one, find-python's message says what to install.
+NEEDS_PYTHON = test -n "$(PYTHON)" || tools/find-python >/dev/null
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -34,7 +36,7 @@ setup: $(STAMP)  ## create .venv: the course with TensorFlow (CPU build) and the
 
 # Bytecode at first import, not all at install; where PYTHONDONTWRITEBYTECODE forbids that, compileall on every core.
 $(STAMP): pyproject.toml
-	@test -n "$(PYTHON)" || tools/find-python >/dev/null
+	@$(NEEDS_PYTHON)
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v <= (3, 13) else "Python 3.11-3.13 is needed, found %d.%d at $(PYTHON): run make without PYTHON, or see tools/find-python" % v)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) $(if $(UV),,--no-compile) -e ".[cpu,dev,profile]" 2>&1 | grep -v "^WARNING: Location" || true
@@ -72,22 +74,22 @@ run: setup  ## execute every notebook into build/ (HTML pages, build/report.md);
 # fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices), JOBS at
 # once.
 colab:  ## every notebook in a replica of Colab's runtime, the course installed as its setup cell does
-	@test -n "$(PYTHON)" || tools/find-python >/dev/null
+	@$(NEEDS_PYTHON)
 	$(PYTHON) tools/replica.py --platform colab --jobs $(JOBS)
 
 # Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
 colab-environment:  ## only build the Colab replica's .venv-colab
-	@test -n "$(PYTHON)" || tools/find-python >/dev/null
+	@$(NEEDS_PYTHON)
 	$(PYTHON) tools/replica.py --platform colab --environment-only
 
 # Kaggle's GPU runtime replicated the same way (Python 3.12, the Colab image it builds on with Kaggle's pins on top).
 kaggle:  ## the same in a replica of Kaggle's GPU image (.venv-kaggle)
-	@test -n "$(PYTHON)" || tools/find-python >/dev/null
+	@$(NEEDS_PYTHON)
 	$(PYTHON) tools/replica.py --platform kaggle --jobs $(JOBS)
 
 # Only the Kaggle replica's venv (`make kaggle` reuses it while tools/platforms/kaggle.txt is unchanged).
 kaggle-environment:  ## only build the Kaggle replica's .venv-kaggle
-	@test -n "$(PYTHON)" || tools/find-python >/dev/null
+	@$(NEEDS_PYTHON)
 	$(PYTHON) tools/replica.py --platform kaggle --environment-only
 
 lab: setup  ## JupyterLab on notebooks/

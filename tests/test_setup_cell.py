@@ -5,7 +5,6 @@ dependencies are the platform's (numpy, matplotlib...): this venv installs witho
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import venv
@@ -34,8 +33,7 @@ MESSAGES = {"network": "cannot reach it, or it has no tf-fast-course (no network
 
 def sources(tmp: Path, version: str) -> Path:
     """A copy of what the wheel is built from, at `version`."""
-    for name in replica.WHEEL_SOURCES:
-        (shutil.copytree if (template.ROOT / name).is_dir() else shutil.copy)(template.ROOT / name, tmp / name)
+    replica.copy_wheel_sources(tmp)
     init = tmp / "helpers" / "__init__.py"
     init.write_text(re.sub(r'^__version__ = "[^"]+"', f'__version__ = "{version}"', init.read_text(), flags=re.M))
     return tmp

@@ -175,19 +175,23 @@ def release(notebooks) -> str:
     return next(iter(found))
 
 
+def copy_wheel_sources(destination: Path, source: Path = ROOT) -> Path:
+    """What the wheel is built from (WHEEL_SOURCES), copied from `source` to `destination` without bytecode."""
+    for name in WHEEL_SOURCES:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, destination / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source / name, destination)
+    return destination
+
+
 def build_wheel(python: Path, out: Path, source: Path = ROOT, isolation: bool = True) -> Path:
     """The course's wheel, built by `python`'s pip from a copy of `source` (setuptools' build/ and egg-info stay out
     of the tree, and two replicas can build at once). With build isolation pip fetches setuptools itself (the
     platforms' is older than pyproject's build requirement); without, `python`'s own setuptools builds it offline."""
     with tempfile.TemporaryDirectory(prefix="course-wheel-") as copy:
-        for name in WHEEL_SOURCES:
-            path = source / name
-            if path.is_dir():
-                shutil.copytree(path, Path(copy, name), ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                shutil.copy(path, copy)
         run(python, *PIP, "wheel", "--no-deps", *(() if isolation else ("--no-build-isolation",)), "--wheel-dir",
-            out, copy)
+            out, copy_wheel_sources(Path(copy), source))
     [wheel] = out.glob("tf_fast_course-*.whl")
     return wheel
 
