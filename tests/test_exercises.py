@@ -267,29 +267,17 @@ print(json.dumps({
     assert "has one device" in found["one device"] and "set DEVICES = 2" in found["one device"]
 
 
-def test_timed_speedup_alternates_the_order_and_reads_the_baseline_against_itself():
+def test_timed_speedup_reads_the_learners_code_against_the_starting_code_by_the_course_rule():
     from helpers.exercises.registry import timed_speedup
     order = []
     result = timed_speedup(lambda: order.append("a") or time.sleep(0.02), lambda: order.append("b"), repeats=4)
-    assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]
-    assert result.ratio > 10 and len(result.baseline_s) == len(result.candidate_s) == 4
-    assert result.noise >= 1 and result.reaches(5) and not result.reaches(1e9)
-    assert "x (the starting code against itself varied" in str(result)
+    assert order.count("a") == 8 and order.count("b") == 4 and order[:3] == ["a", "b", "a"]
+    assert result.ratio > 10 and len(result.baseline_s) == 8 and len(result.candidate_s) == 4
+    assert result.verdict == "below" and result.reaches(5) and not result.reaches(1e9)
+    assert "x (the starting code against itself varied ±" in str(result)
 
 
 def test_a_speedup_inside_the_noise_does_not_reach_any_goal():
     from helpers.exercises.registry import Speedup
-    assert not Speedup(ratio=1.5, noise=1.8, baseline_s=[1.0], candidate_s=[1.0]).reaches(1.2)
-
-
-def test_one_disturbed_run_of_the_starting_code_does_not_count_as_noise(monkeypatch):
-    starting, mine, now, clock = iter([1.0, 5.0, 1.0, 1.1, 1.0]), iter([0.5] * 5), 0.0, []
-    for i in range(5):  # the order timed_speedup takes them in: AB, BA, AB, ...
-        for run in ((starting, mine) if i % 2 == 0 else (mine, starting)):
-            clock += [now, now + next(run)]
-            now = clock[-1]
-    ticks = iter(clock)
-    monkeypatch.setattr(registry.time, "perf_counter", lambda: next(ticks))
-    result = registry.timed_speedup(lambda: None, lambda: None, repeats=5)
-    assert result.baseline_s == pytest.approx([1.0, 5.0, 1.0, 1.1, 1.0])  # one run slowed 5x by something else
-    assert result.noise == pytest.approx(1.1) and result.ratio == pytest.approx(2.0) and result.reaches(2)
+    assert not Speedup(ratio=1.5, noise=1.8, verdict="within noise", baseline_s=(1.0,), candidate_s=(1.0,)
+                       ).reaches(1.2)

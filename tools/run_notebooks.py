@@ -56,6 +56,7 @@ def run_one(path: Path, build: Path | None = None) -> dict:
     html, _ = HTMLExporter().from_notebook_node(nb)
     (build / f"{path.stem}.html").write_text(html, encoding="utf-8")
     figures = "; ".join(f"{f['key']}: {f['value']}{(' ' + f['unit']) if f['unit'] else ''}"
+                        f"{(' (' + f['verdict'] + ')') if f.get('verdict') else ''}"
                         for f in report.read(str(figures_file)))
     print(f"{path.name}: {status} in {seconds:.0f} s (slowest cells: {slowest})", flush=True)
     return {"notebook": path.name, "status": status, "seconds": seconds, "figures": figures or "-"}

@@ -1,14 +1,12 @@
 """The exercise registry and what checks share: `exercise` registers a checker, `check` runs one and prints its
-verdict, `timed_speedup` times a learner's code against the starting code. A leaf of the package: the chapters' checker
-modules (`chN.py`) import from here, and `helpers/exercises/__init__.py` imports them."""
+verdict, `timed_speedup` times a learner's code against the starting code by the course's one rule (helpers.readings).
+The chapters' checker modules (`chN.py`) import from here, and `helpers/exercises/__init__.py` imports them."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 import numbers
-import statistics
-import time
 
 _CHECKS = {}
 
@@ -55,32 +53,28 @@ def _close(answer, expected, rel=0.01) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Speedup:
-    """A timed comparison for a check: `ratio` = the starting code's median time / the learner's; `noise` = the
-    starting code timed against itself (an A/A comparison: its second-slowest run / its second-fastest, so that one
-    run disturbed by another program, either way, does not decide it): a ratio inside it is not a measured
-    difference."""
+    """A timed comparison for a check (helpers.readings' rule): `ratio` = the starting code's median time / the
+    learner's; `noise` = the A/A band, how far the starting code strayed from itself (1.08: ±8%); `verdict` =
+    "below" when the learner's code takes less time than the starting code outside that noise."""
     ratio: float
     noise: float
-    baseline_s: list
-    candidate_s: list
+    verdict: str
+    baseline_s: tuple
+    candidate_s: tuple
 
     def reaches(self, goal: float) -> bool:
-        return self.ratio >= goal and self.ratio > self.noise
+        return self.ratio >= goal and self.verdict == "below"
 
     def __str__(self) -> str:
-        return f"{self.ratio:.1f}x (the starting code against itself varied {self.noise:.2f}x)"
+        return f"{self.ratio:.1f}x (the starting code against itself varied ±{self.noise - 1:.0%})"
 
 
 def timed_speedup(baseline, candidate, repeats: int = 5) -> Speedup:
-    """Time `baseline()` and `candidate()` (each does its work and returns when it is done) `repeats` times each, in
-    alternating order (AB, BA, AB, ...), so that a machine that slows down or speeds up mid-check favours neither."""
-    times = ([], [])
-    for i in range(repeats):
-        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
-            start = time.perf_counter()
-            (baseline, candidate)[which]()
-            times[which].append(time.perf_counter() - start)
-    base, mine = times
-    ordered = sorted(base)
-    trimmed = ordered[1:-1] if len(ordered) >= 4 else ordered
-    return Speedup(statistics.median(base) / statistics.median(mine), trimmed[-1] / trimmed[0], base, mine)
+    """Time `baseline()` and `candidate()` (each does its work and returns when it is done) in `repeats` rounds of
+    rotating order, the baseline twice per round (helpers.readings.compare), so that a machine that slows down or
+    speeds up mid-check favours neither and the starting code's own spread is known."""
+    from helpers.readings import compare
+
+    reading = compare("check", {"starting code": baseline, "yours": candidate}, rounds=repeats, warmup=0,
+                      record_as=False).readings[0]
+    return Speedup(1 / reading.ratio, reading.band, reading.verdict, reading.baseline_values, reading.values)

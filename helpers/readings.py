@@ -1,0 +1,152 @@
+"""The course's one rule for reading a timed comparison: is a difference real, or noise?
+
+`compare` runs a baseline and its variants in rounds, in a rotating order (A B A', B A' A, A' A B, ...), so a machine
+that slows down or speeds up mid-measurement favours none of them. The baseline runs twice per round (A and A'): how
+far A' strays from A is the A/A noise, what "no difference" looks like on this machine right now. A variant's verdict:
+
+- "above" or "below": its median ratio to the baseline is outside the A/A band (1.5 times the baseline's largest
+  stray from itself: a stray of 10% makes a band of about ±15%), and it sits on that side of the baseline in every
+  round. From 5 rounds on, one round may be disturbed by another program: the largest A/A stray is left out, and the
+  variant may sit on the other side in one round;
+- "within noise" otherwise. A difference under 5% is never a verdict: no lesson here rests on one.
+
+Each verdict is recorded in the run report (`helpers.report.record(..., verdict=...)`), so that two runs of a notebook
+can be compared key by key (tools/verdicts.py). Every comparison in the course goes through `verdict_of`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+from helpers.errors import CourseError, whole_number
+from helpers.report import record
+
+SMALLEST_EFFECT = 0.05  # the A/A band is never narrower than ±5%
+MARGIN = 1.5  # the band is 1.5 times the baseline's largest stray from itself (in log terms): a few rounds
+# underestimate the noise, and with pure noise this keeps a false verdict near 1 in 60 (tests/test_readings.py)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One variant against the baseline: `ratio` = median(variant) / median(baseline) of the measured quantity
+    (time, or the unit the runs return); `band` = the A/A noise as a factor (1.08: ±8%); `verdict` one of VERDICTS."""
+
+    name: str
+    baseline: str
+    unit: str
+    ratio: float
+    band: float
+    verdict: str
+    values: tuple
+    baseline_values: tuple
+
+    def __str__(self) -> str:
+        what = "time" if self.unit == "s" else self.unit
+        side = {"above": "above, outside the noise", "below": "below, outside the noise"}.get(self.verdict,
+                                                                                             self.verdict)
+        return (f"{self.name}: {self.ratio:.2f}x {self.baseline}'s {what} ({side}; "
+                f"{_spread(self.values, self.unit)} against {_spread(self.baseline_values, self.unit)})")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The readings of one `compare` call, in the order the variants were given, and the A/A band they share."""
+
+    title: str
+    readings: tuple
+    band: float
+    rounds: int
+
+    def __getitem__(self, name: str) -> Reading:
+        for reading in self.readings:
+            if reading.name == name:
+                return reading
+        raise CourseError(f"Comparison {self.title!r}: no variant called {name!r}; it has "
+                          f"{', '.join(r.name for r in self.readings)}.")
+
+    def __str__(self) -> str:
+        head = (f"{self.title} ({self.rounds} rounds in rotating order; A/A noise: the baseline against itself "
+                f"varied ±{self.band - 1:.0%})")
+        return "\n".join([head] + [f"  {reading}" for reading in self.readings])
+
+
+def verdict_of(ratios, aa_ratios) -> tuple[float, float, str]:
+    """The rule. `ratios`: one variant's value / the baseline's, per round; `aa_ratios`: the baseline's second run /
+    its first, per round. Returns (median ratio, A/A band as a factor, verdict)."""
+    ratios, aa_ratios = list(ratios), list(aa_ratios)
+    if not ratios or not aa_ratios or min(ratios + aa_ratios) <= 0:
+        raise CourseError("verdict_of(): needs positive ratios from at least one round, with an A/A ratio each.")
+    allowed = 1 if len(ratios) >= 5 else 0  # one disturbed round may disagree, and its A/A stray is not the noise
+    strays = sorted(abs(math.log(r)) for r in aa_ratios)
+    band = max(math.exp(MARGIN * strays[-1 - allowed] if len(strays) > allowed else MARGIN * strays[-1]),
+               1 + SMALLEST_EFFECT)
+    ratio = statistics.median(ratios)
+    if ratio > band and sum(r <= 1 for r in ratios) <= allowed:
+        return ratio, band, "above"
+    if ratio < 1 / band and sum(r >= 1 for r in ratios) <= allowed:
+        return ratio, band, "below"
+    return ratio, band, "within noise"
+
+
+def compare(title: str, variants: dict, *, rounds: int = 5, warmup: int = 1, unit: str = "s",
+            record_as: str | bool | None = None) -> Comparison:
+    """Run each of `variants` ({name: function}, the first is the baseline) `warmup` times untimed, then `rounds`
+    rounds in rotating order, the baseline twice per round. With unit="s" each call is timed on the wall clock
+    (the function returns when its work is done); with another unit the function returns its own measurement in
+    that unit (images/s, seconds per step, ...). Each verdict is recorded as "{record_as or title}: {name}"
+    (record_as=False: not recorded, as in an exercise check)."""
+    if not isinstance(variants, dict) or len(variants) < 2 or not all(callable(f) for f in variants.values()):
+        raise CourseError("compare(): pass {name: function} with a baseline first and at least one variant, e.g. "
+                          "compare('overlap', {'one after the other': run_a, 'overlapped': run_b}).")
+    whole_number("compare(rounds=", rounds, 2)
+    whole_number("compare(warmup=", warmup, 0)
+    names = list(variants)
+    base, again = names[0], object()  # `again`: the baseline's second run in each round
+    for name in names:
+        for _ in range(warmup):
+            variants[name]()
+    order = [base, *names[1:], again]
+    values = {name: [] for name in names} | {again: []}
+    for r in range(rounds):
+        shift = r % len(order)
+        for key in order[shift:] + order[:shift]:
+            values[key].append(_one(variants[base if key is again else key], unit, title))
+    aa = [b / a for a, b in zip(values[base], values[again])]
+    readings = []
+    for name in names[1:]:
+        per_round = [v / math.sqrt(a * b) for v, a, b in zip(values[name], values[base], values[again])]
+        ratio, band, verdict = verdict_of(per_round, aa)
+        readings.append(Reading(name, base, unit, ratio, band, verdict, tuple(values[name]),
+                                tuple(values[base] + values[again])))
+        if record_as is not False:
+            record(f"{record_as or title}: {name}", ratio, "x", verdict=verdict)
+    return Comparison(title, tuple(readings), readings[0].band, rounds)
+
+
+def _one(fn, unit: str, title: str) -> float:
+    if unit == "s":
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+    value = fn()
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise CourseError(f"compare({title!r}, unit={unit!r}): each function must return its measurement in "
+                          f"{unit}, a positive number; one returned {value!r}. With unit='s' compare times the "
+                          "calls itself.")
+    return float(value)
+
+
+def _spread(values, unit: str) -> str:
+    mid, low, high = statistics.median(values), min(values), max(values)
+    if unit == "s":
+        scale, unit = (1000, "ms") if high < 1 else (1, "s")
+        mid, low, high = mid * scale, low * scale, high * scale
+    return f"median {_number(mid)} {unit}, range {_number(low)}-{_number(high)}"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
