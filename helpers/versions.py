@@ -56,8 +56,10 @@ def check_versions() -> None:
         raise CourseError(
             f"This course needs TensorFlow >= {'.'.join(map(str, MIN_TF))} and Keras >= "
             f"{'.'.join(map(str, MIN_KERAS))} (the oldest versions it is tested on); this runtime has TensorFlow "
-            f"{tf.__version__} and Keras {keras.__version__}. Run `pip install -U tensorflow keras` "
-            "(on Colab/Kaggle pick a newer runtime), then restart the runtime."
+            f"{tf.__version__} and Keras {keras.__version__}. On Colab: Command palette (Ctrl+Shift+P) > Change "
+            "runtime version > Latest; on Kaggle: Settings > Environment > Always use latest environment. Upgrading "
+            "TensorFlow by pip there replaces the platform's own build: do it only on your own machine "
+            "(`pip install -U tensorflow keras`), then restart the runtime."
         )
 
 
