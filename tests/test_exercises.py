@@ -59,7 +59,7 @@ def service_mode(mode):
 
 
 RIGHT_ANSWERS = {
-    "ch0.input_share": lambda: 0.8,
+    "ch0.faster_accelerator": lambda: (0.8 + 0.2 / 10, max(0.8, 0.2 / 10)),
     "ch1.embedding_params": lambda: 30982 * 7,
     "ch1.logits_model": lambda: (reuters_conv1d(output="logits"), matching_loss("logits")),
     "ch3.global_batch": lambda: 128 * 4,
@@ -117,10 +117,16 @@ def test_right_answers_are_correct(capsys, name):
 @pytest.mark.parametrize(
     "name, answer, hint",
     [
-        ("ch0.input_share", 0.801, None),  # within 1 %
-        ("ch0.input_share", 80, "give a fraction between 0 and 1, not a percentage."),
-        ("ch0.input_share", 0.2, "share = input time / (input time + compute time) per step."),
-        ("ch0.input_share", "0.8", "share = input time / (input time + compute time) per step."),
+        ("ch0.faster_accelerator", (0.821, 0.8), None),  # within 1 %
+        ("ch0.faster_accelerator", (82, 80), "give seconds, not percentages."),
+        ("ch0.faster_accelerator", (0.1, 0.08), "the accelerator speeds up only the update (0.2 s); preparing the "
+                                                "input still takes 0.8 s."),
+        ("ch0.faster_accelerator", (1.0, 0.8), "one after the other, a step costs input + update: 0.8 s + the "
+                                               "update, 10x faster."),
+        ("ch0.faster_accelerator", (0.82, 0.82), "overlapped, input and update run at the same time: a step costs "
+                                                 "the larger of the two, not their sum."),
+        ("ch0.faster_accelerator", 0.82, "give two numbers in seconds, (one after the other, overlapped), e.g. "
+                                         "(1.0, 0.9)."),
         ("ch1.embedding_params", 216874.0, None),
         ("ch1.embedding_params", 30982 * 7 + 7, "an Embedding layer has no bias"),
         ("ch1.embedding_params", 30982, "an Embedding stores one vector of output_dim numbers"),
@@ -175,8 +181,8 @@ def test_logits_model_with_the_wrong_kind_of_loss(capsys, loss):
 
 @pytest.mark.parametrize("answer", [None, ...])
 def test_unanswered(capsys, answer):
-    out = verdict(capsys, "ch0.input_share", answer)
-    assert out == ("[ch0.input_share] Not answered yet: replace the ... / None in the cell above, "
+    out = verdict(capsys, "ch0.faster_accelerator", answer)
+    assert out == ("[ch0.faster_accelerator] Not answered yet: replace the ... / None in the cell above, "
                    "run it, then this one.")
 
 
@@ -203,7 +209,7 @@ def test_exercise_registers_and_returns_the_checker(monkeypatch, capsys):
 
 
 def test_check_never_raises_on_an_unhashable_name(capsys):
-    assert verdict(capsys, ["ch0.input_share"], 0.8).startswith("No exercise called")
+    assert verdict(capsys, ["ch0.faster_accelerator"], 0.8).startswith("No exercise called")
 
 
 # Chapter 6's faster_pipeline: its starting code and shortcuts are in test_exercises_ch6.py.

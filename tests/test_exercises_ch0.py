@@ -1,5 +1,6 @@
 """Chapter 0's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
 
+import inspect
 import re
 
 import numpy as np
@@ -78,9 +79,78 @@ def test_each_shortcut_is_refused(capsys, answer, hint):
     assert re.match(rf"\[ch0.vectorized_dropout\] Not yet: {hint}", out), out
 
 
+def block_mask(batch, rng, rate=0.1):  # C0-X2: seed-dependent and the right share, but runs of 2s, not independent
+    positions = (np.arange(batch.size) + rng.integers(1000)) % 1000 < rate * 1000
+    return np.where(positions.reshape(batch.shape), 2, batch).astype(np.int32)
+
+
+def same_row_mask(batch, rng, rate=0.1):  # one random pattern of exactly `rate` of the columns, on every row
+    row = np.zeros(batch.shape[1], bool)
+    row[rng.permutation(batch.shape[1])[:round(rate * batch.shape[1])]] = True
+    return np.where(row, 2, batch).astype(np.int32)
+
+
+def whole_rows(batch, rng, rate=0.1):  # drops exactly `rate` of the wires, whole: neighbours go together
+    rows = np.zeros((batch.shape[0], 1), bool)
+    rows[rng.permutation(batch.shape[0])[:round(rate * batch.shape[0])]] = True
+    return np.where(rows, 2, batch).astype(np.int32)
+
+
+_memo = {}
+
+
+def memoised(batch, rng, rate=0.1):  # C0-X3: the per-token loop, remembered per (generator, batch, rate)
+    key = (id(rng), batch.tobytes(), rate)
+    if key not in _memo:
+        _memo[key] = starting_code(batch, rng, rate), rng  # holding rng: its id is not reused for another one
+    return _memo[key][0]
+
+
+def _timed():
+    return any(frame.function == "timed_speedup" for frame in inspect.stack())
+
+
+def unchanged_while_timed(batch, rng, rate=0.1):  # C0-X3: the right mask, except while the check times it
+    return batch.copy() if _timed() else solution(batch, rng, rate)
+
+
+def memoised_while_timed(batch, rng, rate=0.1):  # the right mask, remembered per rows only while timed
+    if not _timed():
+        return solution(batch, rng, rate)
+    key = batch.tobytes()
+    if key not in _memo:
+        _memo[key] = solution(batch, rng, rate)
+    return _memo[key]
+
+
 @pytest.mark.parametrize("answer, hint", [
-    (0.8, None), (80, "give a fraction between 0 and 1"), (0.2, "share = input time"),
-])
-def test_input_share(capsys, answer, hint):
-    out = verdict(capsys, "ch0.input_share", answer)
-    assert out == "[ch0.input_share] Correct. Well done." if hint is None else hint in out
+    (block_mask, r"the dropped tokens are not independent \(after a dropped token, the next one was dropped "
+                 r"(9\d|100)%"),
+    (same_row_mask, r"the dropped tokens are not independent"),
+    (whole_rows, r"the dropped tokens are not independent \(after a dropped token, the next one was dropped 100%"),
+    (memoised, r"two calls with the same generator dropped the same tokens"),
+    (unchanged_while_timed, r"in the timed calls it did not drop tokens: with rate=0\.1 about 10% .*; 0\.0% did"),
+    (memoised_while_timed, r"in the timed calls it returned the same mask for the same rows twice"),
+], ids=["block mask", "same mask on every row", "whole rows", "memoised per rng and batch",
+        "batch unchanged while timed", "memoised while timed"])
+def test_each_dependence_and_timing_shortcut_is_refused(capsys, answer, hint):
+    _memo.clear()
+    out = verdict(capsys, "ch0.vectorized_dropout", answer)
+    assert re.match(rf"\[ch0.vectorized_dropout\] Not yet: {hint}", out), out
+
+
+@pytest.mark.parametrize("answer, hint", [
+    ((0.82, 0.8), None),
+    ([0.8201, 0.7999], None),  # within 1%
+    ((0.1, 0.08), "the accelerator speeds up only the update"),
+    ((82, 80), "give seconds, not percentages"),
+    ((1.0, 0.8), "one after the other, a step costs input + update"),
+    ((0.82, 0.82), "overlapped, input and update run at the same time"),
+    ((0.82, 0.02), "overlapped, input and update run at the same time"),
+    (0.8, "give two numbers in seconds"),
+    (("0.82", "0.8"), "give two numbers in seconds"),
+], ids=["solution", "close", "input sped up too", "percentages", "sequential not sped up", "overlapped as a sum",
+        "overlapped as the update", "one number (the old input share)", "strings"])
+def test_faster_accelerator(capsys, answer, hint):
+    out = verdict(capsys, "ch0.faster_accelerator", answer)
+    assert out == "[ch0.faster_accelerator] Correct. Well done." if hint is None else hint in out, out

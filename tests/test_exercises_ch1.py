@@ -40,6 +40,16 @@ def with_sigmoid():
 LOGITS_LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
+def with_log_softmax():  # log-probabilities: from_logits=True gives the same loss on them (accepted on purpose)
+    model = conv1d()
+    model.layers[-1].activation = keras.activations.log_softmax
+    return model
+
+
+def dense_only():  # any linear 46-output model: the lesson is the pairing, not the architecture (accepted on purpose)
+    return keras.Sequential([keras.Input((300,)), keras.layers.Dense(46)])
+
+
 @pytest.mark.parametrize("answer, says", [
     (lambda: (conv1d("logits"), LOGITS_LOSS), "Correct. Well done."),
     (lambda: None, NOT_ANSWERED),  # the starting code: check(..., None)
@@ -50,11 +60,14 @@ LOGITS_LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     (lambda: (with_softmax_layer(), LOGITS_LOSS), "the model outputs probabilities (every row is non-negative"),
     (lambda: (with_softmax_op(), LOGITS_LOSS), "the model outputs probabilities (every row is non-negative"),
     (lambda: (with_sigmoid(), LOGITS_LOSS), "activation sigmoid) does not output logits"),
+    (lambda: (with_log_softmax(), LOGITS_LOSS), "Correct. Well done."),
+    (lambda: (dense_only(), LOGITS_LOSS), "Correct. Well done."),
     (lambda: (keras.Sequential([keras.layers.Dense(1)]), LOGITS_LOSS), "the model outputs shape (4, 1)"),
     (lambda: (conv1d(num_classes=3), LOGITS_LOSS), "the model outputs shape (4, 3)"),
     (lambda: (conv1d(maxlen=16), LOGITS_LOSS), "calling the model on a batch of shape (4, 300) failed"),
 ], ids=["solution", "starting code", "softmax output", "probabilities loss", "one-hot loss", "Softmax layer",
-        "softmax op", "sigmoid", "Dense(1) alone", "3 classes", "other input length"])
+        "softmax op", "sigmoid", "log_softmax accepted", "any linear 46-output model accepted",
+        "Dense(1) alone", "3 classes", "other input length"])
 def test_logits_model(capsys, answer, says):
     assert says in verdict(capsys, "ch1.logits_model", answer())
 
@@ -74,8 +87,18 @@ def numbers():
     (lambda: numbers().take(8).cache().shuffle(8, seed=1).batch(4), "each of the numbers 0..9 exactly once"),
     (lambda: numbers().shuffle(10, seed=1).batch(5), "the pipeline has no cache()"),
     (lambda: [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], "give the tf.data.Dataset itself"),
+    # cache between shuffle and batch: the cache replays the first epoch's order
+    (lambda: numbers().shuffle(10, seed=1).cache().batch(5), "epochs 1 to 3 have the same batches"),
+    # C1-X2: a cache on an empty branch the numbers never pass through; accepted on purpose (contrived)
+    (lambda: numbers().shuffle(10, seed=1).batch(5).concatenate(tf.data.Dataset.range(0).batch(5).cache()),
+     "Correct. Well done."),
+    # C1-X4: an endless dataset gets a hint, not a hang
+    (lambda: numbers().cache().shuffle(10, seed=1).batch(5).repeat(), "the dataset never ends"),
+    (lambda: numbers().cache().shuffle(10, seed=1).batch(5).repeat().filter(lambda b: True),
+     "an epoch went on past 10 batches"),
 ], ids=["solution", "starting code", "cache last", "no reshuffle", "other batch size", "lost numbers", "no cache",
-        "not a dataset"])
+        "not a dataset", "cache after shuffle", "cache on an empty branch accepted", "repeat",
+        "repeat of unknown length"])
 def test_reshuffled_batches(capsys, answer, says):
     assert says in verdict(capsys, "ch1.reshuffled_batches", answer())
 

@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or sorted(NOTEBOOKS.glob("*.ipynb"))
     stems = [p.stem for p in paths]
-    run_dirs = [args.build / f"run-{i + 1}" for i in range(args.runs)]
+    run_dirs = [args.build.resolve() / f"run-{i + 1}" for i in range(args.runs)]
     for run_dir in run_dirs if not args.table_only else []:
         run_dir.mkdir(parents=True, exist_ok=True)
         for path in paths:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import keras
 import numpy as np
 
@@ -35,7 +37,8 @@ def _logits_model(answer):
             return "the last Dense layer still applies softmax: make it linear (activation=None)."
         return ("the model outputs probabilities (every row is non-negative and sums to 1), not logits: remove the "
                 "softmax after the last Dense layer and make that layer linear (activation=None).")
-    if activation not in (None, "linear"):  # e.g. a sigmoid: not logits either
+    # log_softmax is accepted: its outputs are logits shifted per row, and from_logits=True gives the same loss on them
+    if activation not in (None, "linear", "log_softmax"):  # e.g. a sigmoid: not logits either
         return (f"the model's last layer ({type(last).__name__}, activation {activation}) does not output "
                 "logits: end in a Dense layer with activation=None.")
     if not isinstance(loss, keras.losses.SparseCategoricalCrossentropy):
@@ -55,15 +58,26 @@ def _op_types(dataset):
         node.op for function in graph_def.library.function for node in function.node_def}
 
 
+MAX_BATCHES = 10  # an epoch of 0..9 in batches of 5 has 2; reading more than this many means it does not end
+
+
 @exercise("ch1.reshuffled_batches")
 def _reshuffled_batches(answer):
     import tensorflow as tf
 
     if not isinstance(answer, tf.data.Dataset):
         return f"the answer is a {type(answer).__name__}: give the tf.data.Dataset itself (grouped)."
+    if answer.cardinality() == tf.data.INFINITE_CARDINALITY:
+        return ("the dataset never ends (a .repeat()?): give one epoch of the numbers; Keras' fit and a for loop "
+                "start a new epoch by iterating the dataset again.")
     # Observed: three epochs of the learner's dataset must hold every number once each, in new batches. An unseeded
-    # shuffle deals the same two batches about 1 time in 126, so only three identical epochs are refused.
-    epochs = [[sorted(int(v) for v in batch) for batch in answer] for _ in range(3)]
+    # shuffle deals the same two batches about 1 time in 126, so only three identical epochs are refused. Each epoch
+    # is read for at most MAX_BATCHES batches, so a dataset that never ends gets a hint, not a hang.
+    epochs = [[sorted(int(v) for v in batch) for batch in itertools.islice(answer, MAX_BATCHES + 1)]
+              for _ in range(3)]
+    if any(len(epoch) > MAX_BATCHES for epoch in epochs):
+        return (f"an epoch went on past {MAX_BATCHES} batches (a .repeat()?): 10 numbers in batches of 5 make 2 "
+                "batches per epoch.")
     for epoch in epochs:
         if sorted(v for batch in epoch for v in batch) != list(range(10)):
             return "every epoch must hold each of the numbers 0..9 exactly once."
@@ -72,6 +86,8 @@ def _reshuffled_batches(answer):
     if all(sorted(epoch) == sorted(epochs[0]) for epoch in epochs[1:]):
         return ("epochs 1 to 3 have the same batches (at most in another order): shuffle the examples before "
                 "batching them, after the cache.")
+    # A cache anywhere in the graph counts: a cache on a branch the numbers do not take (concatenate(... .cache()))
+    # passes, accepted on purpose (tests/test_exercises_ch1.py); every natural misplacement is refused above.
     if not any(op.startswith("CacheDataset") for op in _op_types(answer)):
         return "the pipeline has no cache(): cache the numbers first, then shuffle and batch them."
     return None
