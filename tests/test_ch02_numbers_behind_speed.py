@@ -55,6 +55,44 @@ def test_the_ring_model_and_the_predicted_speedup():
     assert math.isclose(ch2.predicted_speedup(0.01, 0.01, 2, shared_hardware=False), 1.0)
 
 
+def test_a_fixed_cost_per_step_is_optional_and_allows_a_gain_on_shared_hardware():
+    assert ch2.predicted_speedup(0.01, 0.001, 2, True) == ch2.predicted_speedup(0.01, 0.001, 2, True, fixed_seconds=0)
+    assert math.isclose(ch2.predicted_speedup(0.01, 0.0, 2, shared_hardware=True, fixed_seconds=0.005), 0.02 / 0.015)
+
+
+def test_the_exchange_models_count_dense_and_sparse_apart():
+    assert ch2.one_device_exchange_seconds(1e6, 1e6, 1, 1e9, fixed=1.0) == 0.0
+    assert math.isclose(ch2.one_device_exchange_seconds(1e6, 0, 2, 1e9, fixed=1e-4), 1e-4 + 4e-3)
+    assert math.isclose(ch2.one_device_exchange_seconds(0, 1e6, 2, 1e9), 6e-3)
+    assert ch2.sparse_gather_seconds(1e6, 1, 1e9) == 0.0
+    assert math.isclose(ch2.sparse_gather_seconds(1e6, 4, 1e9), 15e-3)
+
+
+def test_the_reuters_gradient_splits_into_dense_tensors_and_the_embeddings_rows():
+    from helpers.chapters.ch01_single_gpu import reuters_conv1d
+
+    model = reuters_conv1d()
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = np.ones((32, 300), "int32"), np.zeros((32,), "int32")
+    split = ch2.gradient_exchange_bytes(model, x, y)
+    assert split["dense"] == 4 * (model.count_params() - model.layers[0].count_params())  # 115,982 x 4 B
+    assert split["sparse"] == 32 * 300 * (7 * 4 + 4)  # a row of 7 floats and an int32 index per word
+
+
+def test_the_ceiling_sweep_goes_on_only_while_it_climbs():
+    ceiling, points = ch2.matmul_ceiling("float32", (16, 32), repeats=1, largest=64)
+    assert set(points) <= {16, 32, 64} and ceiling == max(f for f, _ in points.values())
+    _, points = ch2.matmul_ceiling("float32", (16, 32), repeats=1)
+    assert set(points) == {16, 32}
+
+
+def test_the_estimates_update_reads_the_gradient():
+    memory_bound = ch2.estimate(1, 100, 1, optimizer="adam", peak_flops=1e15, bandwidth=1e9)
+    params = 100 * 101
+    assert memory_bound["bound by"] == "memory"
+    assert math.isclose(memory_bound["step-time bound (s)"], (4 * params * (6 + 2 * 2) + 2 * 4 * 100) / 1e9)
+
+
 def test_the_estimate_adds_memory_per_parameter_and_reads_mfu():
     base = ch2.estimate(layers=2, width=100, batch=8, seq_len=4, optimizer="adam", peak_flops=1e9, bandwidth=1e9)
     params = 2 * 100 * 101

@@ -12,30 +12,39 @@ import tensorflow as tf
 
 from helpers.chapters.ch01_single_gpu import measure
 
+FLAT = 1.1  # a sweep has flattened when doubling n gains less than 10%
 
-def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats=3):
+
+def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats=5, largest=None):
     """The best FLOP/s a square matmul reaches over `sizes` on `device` (default: the first logical device):
-    this runtime's ceiling for `dtype`. Returns (ceiling, {n: (FLOP/s, Timing)})."""
+    this runtime's ceiling for `dtype`. Each size counts its fastest repeat (a ceiling is what the hardware can
+    reach, and a slow spell only lowers it). With `largest`, the sweep goes on doubling n up to `largest` while
+    the last doubling still gained more than 10%. Returns (ceiling, {n: (FLOP/s, Timing)})."""
     device = device or tf.config.list_logical_devices()[0].name
-    points = {}
+    sizes, points = list(sizes), {}
     with tf.device(device):
-        for n in sizes:
+        while sizes:
+            n = sizes.pop(0)
             a = tf.cast(tf.random.stateless_normal((n, n), seed=(0, n)), dtype)
             timing = measure(lambda a=a: tf.reduce_sum(tf.cast(a @ a, "float32")), repeats=repeats, name=f"n={n}")
-            points[n] = (2 * n**3 / timing.median, timing)
+            points[n] = (2 * n**3 / timing.min, timing)
+            flops = [f for f, _ in points.values()]
+            if not sizes and largest and 2 * n <= largest and len(flops) > 1 and flops[-1] > FLAT * flops[-2]:
+                sizes.append(2 * n)  # still climbing: not a ceiling yet
     return max(flops for flops, _ in points.values()), points
 
 
-def memory_bandwidth(megabytes=64, device=None, repeats=3):
-    """Bytes per second read by a sum over a float32 array of `megabytes` (each byte read once), and its Timing.
-    The array must be larger than the last-level cache, or this measures the cache."""
+def memory_bandwidth(megabytes=64, device=None, repeats=5):
+    """Bytes per second read by a sum over a float32 array of `megabytes` MiB (2**20 bytes; each byte read once),
+    from the fastest repeat, and its Timing. The array must be larger than the last-level cache, or this measures
+    the cache."""
     with tf.device(device or tf.config.list_logical_devices()[0].name):
         x = tf.ones((megabytes * 2**20 // 4,), "float32")
-        timing = measure(lambda: tf.reduce_sum(x), repeats=repeats, name=f"sum of {megabytes} MB")
-    return megabytes * 2**20 / timing.median, timing
+        timing = measure(lambda: tf.reduce_sum(x), repeats=repeats, name=f"sum of {megabytes} MiB")
+    return megabytes * 2**20 / timing.min, timing
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 13
+# notebooks/02_numbers_behind_speed.ipynb, cell 16
 # in 2. Roofline: compute-bound or memory-bound?
 import os
 
@@ -58,7 +67,7 @@ def xla_counts(fn, *shapes, dtype="float32"):
     return cost["flops"], cost["bytes accessed"]
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 18
+# notebooks/02_numbers_behind_speed.ipynb, cell 22
 # in 2. Roofline: compute-bound or memory-bound?
 import matplotlib.pyplot as plt
 import numpy as np
@@ -80,7 +89,7 @@ def roofline_plot(peak, bandwidth, points, title="Roofline"):
     return fig
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 22
+# notebooks/02_numbers_behind_speed.ipynb, cell 26
 # in 3. A training step's FLOPs, and MFU
 import tensorflow as tf
 
@@ -125,7 +134,7 @@ def mfu_line(label, flops_per_step, step_seconds, ceiling, published=None):
     print(line)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 28
+# notebooks/02_numbers_behind_speed.ipynb, cell 34
 # in 4. Memory: bytes per parameter, then activations
 import numpy as np
 
@@ -141,11 +150,28 @@ def variable_bytes(model):
     return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in variables)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 43
+# notebooks/02_numbers_behind_speed.ipynb, cell 47
 # in 5. Communication: what an all-reduce costs
 import tensorflow as tf
 
 from helpers.chapters.ch01_single_gpu import measure
+
+
+def gradient_exchange_bytes(model, x, y):
+    """The bytes one replica hands to the all-reduce for a step on the batch (x, y), split as TensorFlow exchanges
+    them: "dense" (tensors, summed by the all-reduce) and "sparse" (the `tf.IndexedSlices` of an embedding: the
+    looked-up rows and their indices, which TensorFlow gathers from every replica instead of summing)."""
+    with tf.GradientTape() as tape:
+        loss = model.compute_loss(x=x, y=y, y_pred=model(x, training=True))
+    split = {"dense": 0, "sparse": 0}
+    for g in tape.gradient(loss, model.trainable_variables):
+        if isinstance(g, tf.IndexedSlices):
+            split["sparse"] += g.values.shape.num_elements() * g.values.dtype.size + g.indices.shape.num_elements() * (
+                g.indices.dtype.size
+            )
+        elif g is not None:
+            split["dense"] += g.shape.num_elements() * g.dtype.size
+    return split
 
 
 def ring_allreduce_seconds(nbytes, replicas, bandwidth, latency=0.0):
@@ -153,6 +179,60 @@ def ring_allreduce_seconds(nbytes, replicas, bandwidth, latency=0.0):
     if replicas < 2:
         return 0.0
     return 2 * (replicas - 1) * latency + 2 * (replicas - 1) / replicas * nbytes / bandwidth
+
+
+def sparse_gather_seconds(nbytes, replicas, bandwidth):
+    """Predicted time to exchange `nbytes` of IndexedSlices per replica as TensorFlow does (gather on one device,
+    then broadcast): N - 1 parts cross the link in, the N concatenated parts go out to the N - 1 others."""
+    return (replicas - 1) * (replicas + 1) * nbytes / bandwidth if replicas > 1 else 0.0
+
+
+def one_device_exchange_seconds(dense_bytes, sparse_bytes, replicas, bandwidth, fixed=0.0):
+    """Predicted time of `ReductionToOneDevice` (logical devices of one processor share its memory): a fixed cost
+    per call, measured apart, plus the memory traffic: the sum reads N dense buffers and writes one, the broadcast
+    writes N - 1 copies; the sparse rows are concatenated (N parts written) and copied to the N - 1 others."""
+    if replicas < 2:
+        return 0.0
+    traffic = 2 * replicas * dense_bytes + (2 * replicas - 1) * replicas * sparse_bytes
+    return fixed + traffic / bandwidth
+
+
+def _replica_values(strategy, dense_bytes, sparse_rows, row_width):
+    def make(context):
+        value = float(context.replica_id_in_sync_group + 1)
+        rows = tf.range(max(1, sparse_rows))
+        return tf.fill((max(1, dense_bytes // 4),), value), tf.fill((max(1, sparse_rows), row_width), value), rows
+
+    return strategy.experimental_distribute_values_from_function(make)
+
+
+def exchange_step(strategy, dense_bytes, sparse_rows=0, row_width=1, reduce=True):
+    """A function that runs one exchange of a step's gradients as Keras hands them over: one `all_reduce` (sum) of a
+    float32 tensor of `dense_bytes` and, with `sparse_rows`, a `tf.IndexedSlices` of that many rows of `row_width`
+    floats, and returns when it is done. With reduce=False the same `strategy.run` step returns its inputs without
+    any exchange: the fixed cost of dispatching a step to the replicas (an empty step)."""
+    values = _replica_values(strategy, dense_bytes, sparse_rows, row_width)
+
+    def step(dense, rows, indices):
+        parts = [dense]
+        if sparse_rows:
+            parts.append(tf.IndexedSlices(rows, indices, tf.constant([sparse_rows, row_width])))
+        if reduce:
+            parts = tf.distribute.get_replica_context().all_reduce("sum", parts)
+        return [getattr(p, "values", p)[:1] for p in parts]
+
+    run = tf.function(lambda: strategy.run(step, args=values))
+    return lambda: strategy.experimental_local_results(run())[0][0].numpy()
+
+
+def exchange_timing(strategy, dense_bytes, sparse_rows=0, row_width=1, repeats=5, reduce=True):
+    """The Timing of `exchange_step(...)` over `repeats` calls (after one untimed call that traces it)."""
+    what = "exchange" if reduce else "empty step"
+    return measure(
+        exchange_step(strategy, dense_bytes, sparse_rows, row_width, reduce),
+        repeats=repeats,
+        name=f"{what} over {strategy.num_replicas_in_sync} replica(s)",
+    )
 
 
 def allreduce_timing(strategy, nbytes, repeats=5):
@@ -172,14 +252,16 @@ def allreduce_timing(strategy, nbytes, repeats=5):
     )
 
 
-def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware):
-    """Speed-up over one replica at a fixed per-replica batch: each step computes, then waits for the all-reduce.
-    Replicas on separate devices compute at once; logical devices of one processor take turns on it."""
-    compute = step_seconds * (replicas if shared_hardware else 1)
-    return replicas * step_seconds / (compute + allreduce_seconds)
+def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware, fixed_seconds=0.0):
+    """Speed-up over one replica at a fixed per-replica batch: each step computes, then waits for the all-reduce
+    (Keras all-reduces after the whole backward pass: no overlap). Replicas on separate devices compute at once;
+    logical devices of one processor take turns on it. `fixed_seconds`: the part of one replica's step that is a
+    fixed cost per step (the loop, dispatch), paid once per step whatever the replicas."""
+    compute = (step_seconds - fixed_seconds) * (replicas if shared_hardware else 1)
+    return replicas * step_seconds / (fixed_seconds + compute + allreduce_seconds)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 50
+# notebooks/02_numbers_behind_speed.ipynb, cell 54
 # in 6. A calculator: predict, then measure here
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}  # optimizer state: float32 values per parameter
 
@@ -199,11 +281,12 @@ def estimate(
     step_seconds=None,
 ):
     """Predictions for one optimizer update of the Dense stack on each of `replicas` devices (data parallel), the
-    `batch` split into `accumulation_steps` micro-batches. Simplified: FLOPs = 6 x parameters x tokens (an input
-    gradient for the first layer too); bytes moved = each weight read twice and its gradient written, the update
-    reading and writing the weight and its slots, activations written and read once; activations = one value per
-    unit per layer per token of a micro-batch; the all-reduce by the ring model without latency, and its share of a
-    step at the step-time bound (the largest it can be)."""
+    `batch` split into `accumulation_steps` micro-batches; the global batch stays fixed, so more replicas means fewer
+    tokens each. Simplified: FLOPs = 6 x parameters x tokens (an input gradient for the first layer too); bytes
+    moved = (6 + 2 x slots) x 4 per parameter: each weight read twice (forward, backward) and its gradient written,
+    the update reading the gradient and reading and writing the weight and its slots; activations written and read
+    once; activations = one value per unit per layer per token of a micro-batch; the all-reduce by the ring model
+    without latency, all gradients dense, and its share of a step at the step-time bound (the largest it can be)."""
     params = layers * width * (width + 1)
     tokens = batch * seq_len / replicas  # per replica and update
     unit_bytes = 2 if policy.startswith("mixed") else 4  # activations in the compute dtype
@@ -215,7 +298,7 @@ def estimate(
         "activations": unit_bytes * width * layers * tokens / accumulation_steps,
     }
     flops = 6 * params * tokens
-    moved = 4 * params * (4 + 2 * SLOTS[optimizer]) + 2 * memory["activations"] * accumulation_steps
+    moved = 4 * params * (6 + 2 * SLOTS[optimizer]) + 2 * memory["activations"] * accumulation_steps
     bound = max(flops / peak_flops, moved / bandwidth)
     allreduce = ring_allreduce_seconds(4 * params, replicas, link_bandwidth)
     result = {

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import math
 import numbers
+import random
 
 import numpy as np
 
 from helpers.exercises.registry import exercise
 
 SHAPES = ((32, 64, 16), (8, 128, 96), (64, 48, 200))  # (batch, d_in, d_out): the check's Dense layers
+
+
+def _fresh(public, draw):
+    """One case drawn at random and not among the `public` ones: a table of the public cases' answers fails it
+    (C2-X2). A formula that calls the checker's own measuring functions still passes: the check runs in the
+    learner's kernel, which can see them (accepted on purpose, tests/test_exercises_ch2.py)."""
+    rng = random.Random()
+    while (case := draw(rng)) in public:
+        pass
+    return case
 
 
 def _dense_matmul_flops(batch, d_in, d_out):
@@ -33,7 +44,8 @@ def _number(answer) -> float | None:
 
 @exercise("ch2.dense_training_flops")
 def _dense_training_flops(answer):
-    for batch, d_in, d_out in SHAPES:
+    fresh = _fresh(SHAPES, lambda rng: (rng.randint(2, 40), rng.randint(2, 40), rng.randint(2, 40)))
+    for batch, d_in, d_out in (*SHAPES, fresh):
         counted = _dense_matmul_flops(batch, d_in, d_out)
         given = answer(batch, d_in, d_out)
         if _number(given) is None or not math.isclose(_number(given), counted, rel_tol=1e-9):
@@ -65,7 +77,9 @@ def _adam_variable_bytes_per_parameter(accumulation_steps, policy):
 
 @exercise("ch2.adam_bytes_per_parameter")
 def _adam_bytes_per_parameter(answer):
-    for steps, policy in ((1, "float32"), (4, "float32"), (1, "mixed_float16"), (4, "mixed_bfloat16")):
+    public = ((1, "float32"), (4, "float32"), (1, "mixed_float16"), (4, "mixed_bfloat16"))
+    fresh = _fresh(public, lambda rng: (rng.randint(2, 9), rng.choice(("float32", "mixed_float16", "mixed_bfloat16"))))
+    for steps, policy in (*public, fresh):
         measured = _adam_variable_bytes_per_parameter(steps, policy)
         given = answer(steps, policy)
         if _number(given) is not None and math.isclose(_number(given), measured, rel_tol=1e-9):
@@ -104,14 +118,15 @@ def ring_all_reduce_sent_bytes(buffers: list[np.ndarray]) -> tuple[list[np.ndarr
 
 @exercise("ch2.ring_bytes_per_device")
 def _ring_bytes_per_device(answer):
-    for n in (1, 2, 3, 4, 8):
-        for elements in (24, 96):
-            buffers = [np.full(elements, r + 1.0, "float32") for r in range(n)]
-            results, sent = ring_all_reduce_sent_bytes(buffers)
-            assert all(np.allclose(r, n * (n + 1) / 2) for r in results)  # the ring really summed
-            nbytes = buffers[0].nbytes
-            given = answer(nbytes, n)
-            if _number(given) is None or not math.isclose(_number(given), sent[0], rel_tol=1e-9, abs_tol=1e-9):
-                return (f"with {n} replica(s) and a {nbytes}-byte buffer your formula gives {given}; each replica of "
-                        f"the ring sent {sent[0]} bytes (count the chunks: how many steps, how big is a chunk?).")
+    public = tuple((n, e) for n in (1, 2, 3, 4, 8) for e in (24, 96))
+    fresh = _fresh(public, lambda rng: (n := rng.randint(5, 7), n * rng.randint(3, 30)))  # chunks of one size
+    for n, elements in (*public, fresh):
+        buffers = [np.full(elements, r + 1.0, "float32") for r in range(n)]
+        results, sent = ring_all_reduce_sent_bytes(buffers)
+        assert all(np.allclose(r, n * (n + 1) / 2) for r in results)  # the ring really summed
+        nbytes = buffers[0].nbytes
+        given = answer(nbytes, n)
+        if _number(given) is None or not math.isclose(_number(given), sent[0], rel_tol=1e-9, abs_tol=1e-9):
+            return (f"with {n} replica(s) and a {nbytes}-byte buffer your formula gives {given}; each replica of "
+                    f"the ring sent {sent[0]} bytes (count the chunks: how many steps, how big is a chunk?).")
     return None
