@@ -111,20 +111,49 @@ def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) 
     helpers.errors.whole_number("images_per_second(batches=", batches, runs, hint=" (at least one batch per run)")
     iterator = iter(dataset)
     rates = []
+    for _ in range(warmup):
+        _next_images(iterator, warmup + batches)
+    for _ in range(runs):
+        images, start = 0, time.perf_counter()
+        for _ in range(batches // runs):
+            images += _next_images(iterator, warmup + batches)
+        rates.append(images / (time.perf_counter() - start))
+    return rates
+
+
+def rate_reader(dataset, *, batches: int, warmup: int = 2, fill: int = 0):
+    """A function for helpers.readings.compare(unit="images/s"): each call starts a new iterator over `dataset`,
+    takes `warmup` untimed batches (start-up), then `batches` timed ones, and returns their images/s. A new iterator
+    per call, dropped after it: a pipeline left running would keep filling its prefetch buffer while the other
+    variants are timed, and hand it over for free. The first call takes `fill` more batches first (a cache's first
+    pass: the in-memory cache outlives the iterator that filled it)."""
+    helpers.errors.whole_number("rate_reader(batches=", batches, 1)
+    helpers.errors.whole_number("rate_reader(warmup=", warmup, 0)
+    helpers.errors.whole_number("rate_reader(fill=", fill, 0)
+    untimed = [fill + warmup]
+
+    def read():
+        iterator = iter(dataset)
+        for _ in range(untimed[0]):
+            _next_images(iterator, untimed[0] + batches)
+        untimed[0] = warmup
+        images, start = 0, time.perf_counter()
+        for _ in range(batches):
+            images += _next_images(iterator, warmup + batches)
+        seconds = time.perf_counter() - start
+        del iterator  # stops its background threads before the next variant is timed
+        return images / seconds
+
+    return read
+
+
+def _next_images(iterator, wanted):
     try:
-        for _ in range(warmup):
-            next(iterator)
-        for _ in range(runs):
-            images, start = 0, time.perf_counter()
-            for _ in range(batches // runs):
-                images += int(tf.shape(tf.nest.flatten(next(iterator))[0])[0])
-            rates.append(images / (time.perf_counter() - start))
+        return int(tf.shape(tf.nest.flatten(next(iterator))[0])[0])
     except StopIteration:
         raise helpers.CourseError(
-            f"images_per_second(): the dataset ran out before {warmup} + {batches} batches; "
-            "add .repeat() or ask for fewer batches."
+            f"the dataset ran out before the {wanted} batches a reading takes; add .repeat() or ask for fewer batches."
         ) from None
-    return rates
 
 
 def spread(values, unit: str = "images/s") -> str:
@@ -135,55 +164,62 @@ def spread(values, unit: str = "images/s") -> str:
     )
 
 
-def versus(new, base) -> tuple[float, str]:
-    """new's median over base's, and whether the two sets of repeated measurements are apart: "higher" or "lower"
-    when every run of one is above every run of the other (outside the noise), else "within noise"."""
-    ratio = statistics.median(new) / statistics.median(base)
-    if min(new) > max(base):
-        return ratio, "higher, outside the noise"
-    if max(new) < min(base):
-        return ratio, "lower, outside the noise"
-    return ratio, "within noise"
-
-
 # notebooks/06_input_pipelines.ipynb, cell 16
 # in 4. Measured: generator vs tf.data, with and without storage latency
 import time
 
 import tensorflow as tf
 
-LATENCY_S = 0.002  # simulated per-file storage latency: a network disk or a cloud bucket
+from helpers.readings import compare
+
+LATENCY_S = 0.002  # simulated per-file storage latency: a network disk, a cloud bucket, a mounted Drive folder
 IO_THREADS = 32  # for blocking reads: many threads wait on storage at once while few cores decode
 
 
-def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=30):
-    """Images/s delivered by each way of reading the files, with no model attached: five repeated runs each
-    (images_per_second), so every reading shows its spread. The cached variant is timed after one full epoch has
-    filled its cache."""
+def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=4):
+    """{variant: function} for helpers.readings.compare(unit="images/s"): each way of reading the files, with no model
+    attached; each call times `batches` batches of a new iterator over its pipeline (rate_reader) and returns their
+    images/s. The cached variant's first call fills its cache."""
 
     def batched(ds):
         return ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE)
 
-    variants = {
-        "Python generator": batched(generator_dataset(paths, labels, latency_s=latency_s)),
-        "tf.data, parallel map": batched(file_dataset(paths, class_names, latency_s=latency_s)),
-        f"tf.data, {IO_THREADS} threads, any order": batched(
-            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, deterministic=False)
-        ),
-        "tf.data, cached": batched(
-            file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)
-        ),
-    }
     epoch = -(-len(paths) // batch)
-    slow_generator = max(5, batches // 2)  # with latency the generator crawls: fewer batches give the same rate
     return {
-        name: images_per_second(
-            ds,
-            batches=slow_generator if name == "Python generator" and latency_s else batches,
-            warmup=epoch + 1 if "cached" in name else 2,
-        )
-        for name, ds in variants.items()
+        "Python generator": rate_reader(  # with latency it crawls: a third of the batches, none to start (its
+            batched(generator_dataset(paths, labels, latency_s=latency_s)),  # start is small beside the waits)
+            batches=max(1, batches // 3) if latency_s else batches,
+            warmup=0 if latency_s else 2,
+        ),
+        "tf.data, parallel map": rate_reader(
+            batched(file_dataset(paths, class_names, latency_s=latency_s)), batches=batches
+        ),
+        f"tf.data, {IO_THREADS} threads, any order": rate_reader(
+            batched(file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, deterministic=False)),
+            batches=batches,
+        ),
+        "tf.data, cached": rate_reader(
+            batched(file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)),
+            batches=batches,
+            fill=epoch + 1,
+        ),
     }
+
+
+def rates_of(comparison):
+    """{variant: its images/s in each round} of a compare() reading (the baseline's: both of its runs per round)."""
+    first = comparison.readings[0]
+    return {first.baseline: list(first.baseline_values)} | {r.name: list(r.values) for r in comparison.readings}
+
+
+def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=20, rounds=5, record_as=False):
+    """{variant: images/s per round}: the variants timed in `rounds` rotating rounds against the generator (compare),
+    about `batches` timed batches each in all."""
+    readers = pipeline_readers(
+        paths, labels, class_names, latency_s=latency_s, batch=batch, batches=max(1, batches // rounds)
+    )
+    title = f"input pipelines, {latency_s * 1000:g} ms per file"
+    return rates_of(compare(title, readers, rounds=rounds, unit="images/s", record_as=record_as))
 
 
 def wait_only_rates(threads, latency_s, batch=64, batches=20):
