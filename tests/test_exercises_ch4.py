@@ -95,7 +95,38 @@ def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
 
     out = verdict(capsys, in_float32)
     assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and out.endswith(
-        " no longer computes in float16): scale the loss instead of changing the dtype."), out
+        " computed in float32 during the step): scale the loss instead of changing the dtype."), out
+
+
+def test_c4_x2_computing_in_float32_and_restoring_the_policy_after_the_step_is_refused(capsys):
+    # C4-X2: the checker used to read the layers' policy only after the step; it now records what they computed in.
+    def switched_and_restored(model, optimizer, tiny_loss, x, y):
+        model.layers[0].dtype_policy = "float32"
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        model.layers[0].dtype_policy = "mixed_float16"
+        return loss
+
+    out = verdict(capsys, switched_and_restored)
+    assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and (
+        "computed in float32 during the step" in out), out
+
+
+def test_c4_x1_a_hard_coded_2_to_the_15_factor_is_refused(capsys):
+    # C4-X1: multiplying by Keras's default initial scale instead of asking the optimizer for its current scale
+    # passed while the check ran at that scale; it starts at 2^12, as a scale that has moved would be.
+    def fixed_factor(model, optimizer, tiny_loss, x, y):
+        with tf.GradientTape() as tape:
+            loss = tiny_loss(y, model(x, training=True))
+            scaled = loss * 2.0**15
+        gradients = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    out = verdict(capsys, fixed_factor)
+    assert out.startswith(NOT_YET + "the first layer moved 8x as far as one step"), out
 
 
 def test_a_value_instead_of_a_function_is_refused(capsys):

@@ -174,3 +174,85 @@ def test_section_4s_model_already_on_the_model_axis_is_rejected(kernel_run):
     assert layout == [None, "model"]
     assert verdict == ("[ch9.kernel_on_model_axis] Not yet: pass the model small that the exercise cell builds "
                        "(Dense 'hidden', 64 x 256, then Dense 'output', 256 x 46), not another model.")
+
+
+def test_c9_x3_an_odd_device_count_is_refused_with_the_restart_hint():
+    # C9-X3: with 3 devices the model axis has one device, and (None, "model") split nothing, yet passed.
+    mp_cell = code_cell("MODEL_AXIS = ")
+    program = "\n".join(f"{name} = {value!r}" for name, value in {
+        "DEVICE_CELL": code_cell("CPU_DEVICES = "),
+        "MESH_LINES": "\n".join(line for line in mp_cell.splitlines() if line.startswith(("MODEL_AXIS", "mesh = "))),
+        "LAYOUT_OF": re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0),
+        "EXERCISE": code_cell('check("ch9.kernel_on_model_axis"'),
+        "SOLUTION": folded_solution("ch9.kernel_on_model_axis")}.items()) + """
+import contextlib, io, json
+import helpers
+DEVICES = 3  # the device cell sets KERAS_BACKEND and XLA_FLAGS itself; no setup needed for this check
+exec(DEVICE_CELL)
+devices = dist.list_devices("cpu")
+exec(MESH_LINES)
+exec(LAYOUT_OF)
+first = EXERCISE.splitlines()[1]
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    exec(EXERCISE.replace(first, first + "\\n" + SOLUTION), globals())
+print(json.dumps({"mesh": dict(zip(mesh.axis_names, mesh.shape)), "verdict": out.getvalue().strip().splitlines()[-1]}))
+"""
+    found = run_python(program)
+    assert found["mesh"] == {"batch": 3, "model": 1}
+    assert found["verdict"].startswith("[ch9.kernel_on_model_axis] Not yet: the mesh's model axis has one device")
+    assert "set DEVICES = 2 or another even number" in found["verdict"]
+
+
+def test_c1_x4_a_search_that_never_ends_gets_a_hint_not_a_hang(capsys):
+    def endless(try_batch, start=8, limit=4096):
+        while True:
+            try:
+                try_batch(start)
+            except Exception as err:  # noqa: BLE001
+                if not is_out_of_memory(err):
+                    raise
+
+    out = verdict(capsys, endless)
+    assert out.startswith("[ch9.exact_largest_batch] Not yet: stopped after 200 tries") and "does not end" in out
+
+
+def test_c1_x4_the_notebooks_own_call_on_the_simulated_device_ends_too():
+    from helpers.errors import CourseError
+
+    device = ch9.simulated_memory(0.5e6, 1e6, 100.75)
+    with pytest.raises(CourseError, match="the search does not end"):
+        while True:
+            try:
+                device(8)
+            except ch9.ResourceExhaustedError:
+                pass
+
+
+def test_c9_x2_a_search_that_catches_only_its_backends_oom_class_is_pointed_to_is_out_of_memory(capsys):
+    class JaxRuntimeError(RuntimeError):
+        pass
+
+    named = function(folded_solution("ch9.exact_largest_batch").replace(
+        "except Exception as err:", "except JaxRuntimeError as err:"))
+    named.__globals__["JaxRuntimeError"] = JaxRuntimeError
+    named.__globals__["largest_batch"] = largest_batch
+    out = verdict(capsys, named)
+    assert out.startswith("[ch9.exact_largest_batch] Not yet: the simulated device's out-of-memory error") and (
+        "test it with is_out_of_memory(err)" in out), out
+
+
+def test_c9_x1_reading_the_answer_out_of_the_checks_closure_is_accepted_on_purpose(capsys):
+    # C9-X1: the check runs in the learner's kernel, so try_batch's closure leads to the simulated device's sizes
+    # and the answer follows with no try. Contrived, and accepted on purpose: the check cannot hide its own state.
+    def from_the_closure(try_batch, start=8, limit=4096):
+        def cells(fn):
+            return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+
+        if "device" not in cells(try_batch):  # the check's last trial, a plain function: search it properly
+            return solution()(try_batch, start, limit)
+        memory = cells(cells(try_batch)["device"])
+        fits = int((memory["memory_mb"] * 1e6 - memory["fixed"]) // memory["per_example"])
+        return None if fits < start else min(fits, limit)
+
+    assert verdict(capsys, from_the_closure) == "[ch9.exact_largest_batch] Correct. Well done."

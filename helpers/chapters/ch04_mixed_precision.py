@@ -16,10 +16,9 @@ import helpers.timing
 from helpers.chapters.ch01_single_gpu import reuters_conv1d
 
 
-def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learning_rate=1e-3, seed=0):
-    """Train the Reuters model under a dtype policy ("float32", "mixed_float16", "mixed_bfloat16"), with or without
-    XLA; return steady steps/s (the median of the epochs after the first, which traces and compiles), each of those
-    epochs' steps/s (their spread), and validation accuracy."""
+def compiled_with_policy(policy, jit_compile, data, *, learning_rate=1e-3, seed=0):
+    """The Reuters model built and compiled under a dtype policy ("float32", "mixed_float16", "mixed_bfloat16"),
+    with or without XLA. The layers keep the policy they were created with; the global one is float32 again after."""
     keras.config.set_dtype_policy(policy)  # layers built from here on compute in the policy's dtype
     try:
         keras.utils.set_random_seed(seed)
@@ -30,12 +29,19 @@ def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learni
             metrics=["accuracy"],
             jit_compile=jit_compile,
         )  # adds a LossScaleOptimizer for mixed_float16
-        timer = helpers.timing.EpochTimer(samples_per_epoch=steps * batch)
-        train = helpers.data.make_dataset(data.x_train, data.y_train, batch, repeat=True)
-        model.fit(train, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
-        _, accuracy = model.evaluate(data.x_test, data.y_test, batch_size=256, verbose=0)
     finally:
         keras.config.set_dtype_policy("float32")  # never leak a policy into later code
+    return model
+
+
+def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learning_rate=1e-3, seed=0):
+    """Train compiled_with_policy(...) for `epochs` of `steps`; return steady steps/s (the median of the epochs after
+    the first, which traces and compiles), each of those epochs' steps/s, and validation accuracy."""
+    model = compiled_with_policy(policy, jit_compile, data, learning_rate=learning_rate, seed=seed)
+    timer = helpers.timing.EpochTimer(samples_per_epoch=steps * batch)
+    train = helpers.data.make_dataset(data.x_train, data.y_train, batch, repeat=True)
+    model.fit(train, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+    _, accuracy = model.evaluate(data.x_test, data.y_test, batch_size=256, verbose=0)
     return {
         "policy": policy,
         "xla": jit_compile,

@@ -58,14 +58,24 @@ def needed_mb(model, batch: int) -> float:
     return (sum(fixed_bytes(model).values()) + batch * activation_bytes_per_example(model)) / 1e6
 
 
+MOST_TRIES = 10_000  # far more than any search needs (one size at a time from 8 to 4096 is about 4,000)
+
+
 def simulated_memory(fixed: float, per_example: float, memory_mb: float, step=None):
     """A `try_batch(batch)` for largest_batch(): a device of `memory_mb` MB where a step needs `fixed` bytes plus
     `per_example` bytes per example. It raises ResourceExhaustedError when that exceeds the memory, and otherwise
-    runs `step(batch)` (when given) for real."""
+    runs `step(batch)` (when given) for real. Past MOST_TRIES tries it raises a CourseError: a search that does
+    not end gets an error, not a hang."""
     if isinstance(memory_mb, bool) or not isinstance(memory_mb, (int, float)) or not memory_mb > 0:
         raise CourseError(f"simulated_device(memory_mb={memory_mb!r}): give the pretend memory in MB, > 0.")
+    tries = []
 
     def try_batch(batch):
+        tries.append(batch)
+        if len(tries) > MOST_TRIES:
+            raise CourseError(f"try_batch: {MOST_TRIES:,} tries on this simulated device (the last: {tries[-3:]}): "
+                              "the search does not end. Stop when the size that fits and the one that does not are "
+                              "neighbours, and when not even start fits.")
         whole_number("try_batch(", batch)
         needed = (fixed + batch * per_example) / 1e6
         if needed > memory_mb:
