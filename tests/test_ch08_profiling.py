@@ -157,3 +157,23 @@ def test_colab_learners_are_told_the_protobuf_the_replica_checks():
     notebook = (ROOT / "notebooks" / "08_profiling.ipynb").read_text()
     assert f"--no-deps --target /content/protobuf6 {replica.TENSORBOARD_PROTOBUF}" in notebook
     assert "%env PYTHONPATH=/content/protobuf6" in notebook
+
+
+def test_a_fit_that_fails_mid_profile_leaves_no_profiler_running(tmp_path):
+    # Keras calls on_train_end only when fit completes (keras/src/backend/tensorflow/trainer.py): profile_fit stops
+    # the profiler itself, so that a failing cell does not leave it running.
+    import itertools
+
+    produced = itertools.count()
+
+    def fourth_fails(x, y):  # batches 1-3 pass; the profiler starts at batch 2
+        if next(produced) >= 3:
+            raise ValueError("a broken batch")
+        return x, y
+
+    broken = batches().map(lambda x, y: tf.numpy_function(fourth_fails, [x, y], [tf.float32, tf.int64]))
+    broken = broken.map(lambda x, y: (tf.ensure_shape(x, [None, 16]), tf.ensure_shape(y, [None])))
+    with pytest.raises(Exception, match="a broken batch"):
+        ch8.profile_fit(tiny_model(), broken, tmp_path / "broken", first=2, last=6)
+    tf.profiler.experimental.start(str(tmp_path / "again"))  # raises AlreadyExistsError if one were left running
+    tf.profiler.experimental.stop(save=False)

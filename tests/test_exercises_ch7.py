@@ -175,3 +175,85 @@ def test_runs_that_do_not_resume_exactly_are_refused(capsys, answer, hint):
 
     out = verdict(capsys, "ch7.resumed_weights", answer)
     assert re.match(rf"\[ch7\.resumed_weights\] Not yet: {hint}", out), out
+
+
+# X-9: the shortcuts and variants the review found, each refused or accepted on purpose.
+
+_SNAPSHOT = {}  # what memory_snapshot keeps between the check's two calls, in this process only
+
+
+def memory_snapshot(model, dataset, epochs, backup_dir, callbacks):
+    """C7-X1: a 'resume' from weights and optimizer variables kept in Python memory: it survives the check's
+    in-process interruption, never a real kill, and writes nothing to backup_dir."""
+    class Keep(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            _SNAPSHOT.update(epoch=epoch + 1, weights=model.get_weights(),
+                             optimizer=[v.numpy() for v in model.optimizer.variables])
+
+    start = 0
+    if _SNAPSHOT:
+        model.optimizer.build(model.trainable_variables)
+        model.set_weights(_SNAPSHOT["weights"])
+        for variable, value in zip(model.optimizer.variables, _SNAPSHOT["optimizer"]):
+            variable.assign(value)
+        start = _SNAPSHOT["epoch"]
+    model.fit(dataset, epochs=epochs, initial_epoch=start, callbacks=[Keep(), *callbacks], verbose=0)
+
+
+def test_a_snapshot_kept_in_memory_is_refused(capsys):
+    _SNAPSHOT.clear()
+    assert verdict(capsys, "ch7.resumed_weights", memory_snapshot) == (
+        "[ch7.resumed_weights] Not yet: the weights match, but the interrupted run left backup_dir empty: a killed "
+        "program keeps nothing in memory, so a restarted one can resume only from what was written to backup_dir "
+        "(keras.callbacks.BackupAndRestore(backup_dir) writes it as training goes).")
+
+
+def exact_mid_epoch_resume(model, dataset, epochs, backup_dir, callbacks):
+    """C7-X2: a custom loop that backs up after every batch (weights, optimizer, epoch and batch) and resumes at the
+    next batch: the weights match with 5 steps instead of BackupAndRestore's 8."""
+    import json
+
+    state = os.path.join(backup_dir, "state.json")
+    weights = os.path.join(backup_dir, "latest.weights.h5")
+    model.optimizer.build(model.trainable_variables)  # before load_weights, so that Adam's state is restored
+    epoch0, batch0 = 0, 0
+    if os.path.exists(state):
+        model.load_weights(weights)
+        epoch0, batch0 = json.load(open(state))
+    for callback in callbacks:
+        callback.set_model(model)
+    for epoch in range(epoch0, epochs):
+        for callback in callbacks:
+            callback.on_epoch_begin(epoch)
+        for batch, (x, y) in enumerate(dataset):
+            if epoch == epoch0 and batch < batch0:
+                continue
+            model.train_on_batch(x, y)
+            model.save_weights(weights, overwrite=True)
+            with open(state, "w") as f:
+                json.dump([epoch, batch + 1], f)
+            for callback in callbacks:
+                callback.on_train_batch_end(batch)
+
+
+def test_an_exact_mid_epoch_resume_is_accepted(capsys):
+    assert verdict(capsys, "ch7.resumed_weights", exact_mid_epoch_resume) == (
+        "[ch7.resumed_weights] Correct. Well done.")
+
+
+def test_a_repeated_dataset_gets_a_hint_not_a_hang(capsys):
+    # C1-X4: the check counts what arrives; an endless dataset must end the count, with a hint.
+    out = verdict(capsys, "ch7.each_element_once",
+                  lambda dataset, target: service("distributed_epoch")(dataset, target).repeat())
+    assert out.startswith(
+        "[ch7.each_element_once] Not yet: the returned dataset had not ended after 49 elements ("), out
+    assert out.endswith("for 12: remove any .repeat(); the trainer must get one epoch, each element once."), out
+
+
+def test_sharding_parallel_epochs_is_refused(capsys):
+    # X-9: keeping every other element of "parallel_epochs" (shard(2, 0)) can deliver 12 elements, but each
+    # tf.data worker still produced all 12; which 12 arrive depends on the two workers' pace.
+    out = verdict(capsys, "ch7.each_element_once",
+                  lambda dataset, target: service("parallel_epochs")(dataset, target).shard(2, 0))
+    assert out.startswith("[ch7.each_element_once] Not yet: "), out
+    assert "received 12 elements for 12 (" in out or "each of the 2 tf.data workers produced all 12" in out, out

@@ -1,7 +1,8 @@
 """Chapter 8's exercise checker: it profiles the learner's pipeline itself. The solution passes; the starting code, a
 step breakdown written by hand, a pipeline of made-up tensors, and shortcuts around the simulated storage (reads
-without its latency, a few batches cached and repeated) are refused; a cache of every file, filled before the
-profiled steps, is chapter 6's own fix and is accepted."""
+without its latency, the latency paid while building the pipeline, a batch smaller than the one asked for, a few
+batches cached and repeated) are refused; a cache of every file, filled before the profiled steps, is chapter 6's own
+fix and is accepted, as the notebook says."""
 
 import pytest
 import tensorflow as tf
@@ -96,9 +97,43 @@ def test_reads_without_the_simulated_latency_are_refused(verdict, latency_s):
         return ch8.file_dataset(paths, class_names, latency_s=latency_s, parallel=False).batch(batch).repeat()
 
     assert verdict(without_latency) == (
-        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times: read every file "
-        "with the starting code's 2 ms latency (latency_s=LATENCY_S), and make the waits overlap rather than skip "
-        "them.")
+        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times while they were "
+        "read (waits made while building the pipeline do not count): read every file with the starting code's 2 ms "
+        "latency (latency_s=LATENCY_S), and make the waits overlap rather than skip them.")
+
+
+def test_latency_paid_while_building_the_pipeline_is_refused(verdict):
+    # C8-X3: the latency "paid" up front, one sleep per file before the dataset exists, then reads that never wait.
+    import time
+
+    def paid_up_front(paths, labels, class_names, batch=32):
+        for _ in paths:
+            time.sleep(ch8.LATENCY_S)
+        return ch8.file_dataset(paths, class_names, latency_s=0.0, parallel=False).batch(batch).repeat()
+
+    assert verdict(paid_up_front).startswith(
+        NOT_YET + "my_pipeline delivered 64 images but waited for the simulated storage only 0 times while they were "
+        "read (waits made while building the pipeline do not count)")
+
+
+@pytest.mark.parametrize("size", [1, 8], ids=["batch(1)", "batch(8)"])
+def test_a_batch_smaller_than_asked_is_refused(verdict, size):
+    # C8-X1: the starting code with .batch(1) reads one file per step, overlapping nothing, but its 2 ms read hides
+    # behind the step: the check asks for a batch of 32 and compares like with like.
+    def smaller(paths, labels, class_names, batch=32):
+        return ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False).batch(size).repeat()
+
+    assert verdict(smaller) == (
+        NOT_YET + f"my_pipeline delivered a batch of {size} when the check asked for batch=32: batch with the `batch` "
+        "argument my_pipeline gets (ds.batch(batch)); overlap the reads instead of making the batches smaller.")
+
+
+def test_unbatched_images_are_refused(verdict):
+    def unbatched(paths, labels, class_names, batch=32):
+        return ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False).repeat()
+
+    assert verdict(unbatched).startswith(NOT_YET + "my_pipeline delivered unbatched images when the check asked for "
+                                         "batch=32")
 
 
 def cached_batches(count):

@@ -80,6 +80,9 @@ class ProfileSteps(keras.callbacks.Callback):
             self.on_train_end()
 
     def on_train_end(self, logs=None):  # also when fit ends before `last`: keep what was captured
+        if self.step is not None:  # a batch that failed: close its step marker
+            self.step.__exit__(None, None, None)
+            self.step = None
         if self.running:
             tf.profiler.experimental.stop()
             self.running = False
@@ -88,10 +91,14 @@ class ProfileSteps(keras.callbacks.Callback):
 def profile_fit(model, dataset, logdir, *, first=3, last=8):
     """Train for `last` batches and profile batches first..last. The first batches are left out: they trace and
     compile the step function, which is not the steady state you want to optimise."""
-    model.fit(dataset, steps_per_epoch=last, epochs=1, verbose=0, callbacks=[ProfileSteps(logdir, first, last)])
+    profiling = ProfileSteps(logdir, first, last)
+    try:
+        model.fit(dataset, steps_per_epoch=last, epochs=1, verbose=0, callbacks=[profiling])
+    finally:  # a failing fit skips on_train_end: stop the profiler anyway, so that it does not outlive the cell
+        profiling.on_train_end()
 
 
-# notebooks/08_profiling.ipynb, cell 17
+# notebooks/08_profiling.ipynb, cell 19
 # in 5. Read the profile with code
 import json
 from pathlib import Path

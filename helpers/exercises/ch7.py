@@ -66,14 +66,32 @@ def service_route(dataset):
         bypasses)
 
 
+ELEMENT_CAP = 48  # four times the 12 elements: more means an endless dataset (a .repeat()) or a runaway one
+TIME_LIMIT_S = 60  # a dataset that keeps the check waiting longer than this gets a hint, not a hang
+
+
+def _count_bounded(dataset):
+    """(Counter of the elements received, None) or (None, a hint) when the dataset does not end within
+    ELEMENT_CAP elements or TIME_LIMIT_S seconds (a `.repeat()` never ends: the check must not hang on it)."""
+    import time
+    from collections import Counter
+
+    counts, start = Counter(), time.monotonic()
+    for received, element in enumerate(dataset, start=1):
+        counts[int(element)] += 1
+        if received > ELEMENT_CAP or time.monotonic() - start > TIME_LIMIT_S:
+            return None, (f"the returned dataset had not ended after {received} elements "
+                          f"({time.monotonic() - start:.0f} s) for 12: remove any .repeat(); the trainer must get "
+                          "one epoch, each element once.")
+    return counts, None
+
+
 @exercise("ch7.each_element_once")
 def _each_element_once(answer):
     # Measured: a dispatcher and 2 tf.data workers in this process. The learner's function gets a dataset and the
     # dispatcher's address; the trainer must receive each of the 12 elements exactly once, from the tf.data service
     # (every path from the returned dataset back to a source in its graph passes a DataServiceDataset: nothing
     # concatenated, zipped or captured beside it), with one epoch split between the tf.data workers.
-    from collections import Counter
-
     import tensorflow as tf
 
     service = tf.data.experimental.service
@@ -85,7 +103,9 @@ def _each_element_once(answer):
         dataset = answer(tf.data.Dataset.range(12).map(lambda i: 10 * i + 3), dispatcher.target)
         if not isinstance(dataset, tf.data.Dataset):
             return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
-        counts = Counter(int(x) for x in dataset)
+        counts, endless = _count_bounded(dataset)
+        if endless:
+            return endless
         sharding, bypasses = service_route(dataset)
     finally:
         del workers, dispatcher  # a deleted server stops
@@ -110,9 +130,11 @@ def _each_element_once(answer):
 def _resumed_weights(answer):
     # Measured: the learner's train(model, dataset, epochs, backup_dir, callbacks) runs twice on a small model with
     # Adam. The first run is interrupted (an exception, as abruptly as a kill) after step 3 of epoch 2; the second
-    # gets a new model with other initial weights, as a restarted program would, and the same backup_dir. It must
-    # train only epochs 2 and 3 and end with the weights of an uninterrupted run, to 1e-6.
+    # gets a new model with other initial weights, as a restarted program would, and the same backup_dir, which the
+    # first run must have written to (nothing else survives a kill). It must train only epochs 2 and 3 (or the rest
+    # of them, resuming mid-epoch) and end with the weights of an uninterrupted run, to 1e-6.
     import tempfile
+    from pathlib import Path
 
     import keras
     import numpy as np
@@ -159,6 +181,9 @@ def _resumed_weights(answer):
         else:
             return ("the first run was to be interrupted after step 3 of epoch 2 but was not: pass `callbacks` to "
                     "fit, as the starting code does.")
+        # A restarted program has only what the killed one wrote to disk: a snapshot kept in Python memory (a
+        # module-level dict of weights) would not survive a real kill, though it survives this in-process one.
+        wrote = any(Path(backup_dir).rglob("*"))
         restarted = new_model(1)
         answer(restarted, dataset, epochs, backup_dir, [second])
     if not second.epochs:
@@ -166,7 +191,13 @@ def _resumed_weights(answer):
     difference = max(float(np.abs(a - b).max()) for a, b in zip(reference.get_weights(), restarted.get_weights()))
     remaining = (epochs - kill[0]) * steps
     where = f"trained {second.steps} steps (epochs {second.epochs[0]}-{second.epochs[-1]})"
-    if second.steps == remaining and difference <= 1e-6:
+    # BackupAndRestore resumes by epoch (the 8 steps of epochs 2-3); an exact mid-epoch resume, which skips the 3
+    # batches already trained in epoch 2, ends with the same weights in 5 steps and is accepted too.
+    if second.steps in (remaining, remaining - kill[1]) and difference <= 1e-6:
+        if not wrote:
+            return ("the weights match, but the interrupted run left backup_dir empty: a killed program keeps "
+                    "nothing in memory, so a restarted one can resume only from what was written to backup_dir "
+                    "(keras.callbacks.BackupAndRestore(backup_dir) writes it as training goes).")
         return None
     if second.steps >= epochs * steps:
         ended = (f"and ended {difference:.1e} away from the uninterrupted run's weights" if difference > 1e-6 else
@@ -174,7 +205,8 @@ def _resumed_weights(answer):
         return (f"the restarted run {where}: it started over {ended}. Keep a backup in backup_dir as training goes "
                 "and restore it when fit starts again (keras.callbacks.BackupAndRestore).")
     if difference <= 1e-6:
-        return f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} steps)."
+        return (f"the weights match, but the restarted run {where}; resuming trains only epochs 2-3 ({remaining} "
+                f"steps, or {remaining - kill[1]} if it skips the batches already trained in epoch 2).")
     return (f"the restarted run {where} and ended {difference:.1e} away from the uninterrupted run's weights: it "
             "must continue from the model and optimizer state at the end of epoch 1 (a backup every N steps restarts "
             "the epoch from its first batch: section 7; or the optimizer's state was not restored: build a new "

@@ -13,14 +13,18 @@ STEPS = 8  # training batches of the check's profile (profile_fit's last): it pr
 
 @contextlib.contextmanager
 def _storage_waits(latency_s):
-    """Counts the simulated storage waits made while it is open: calls of time.sleep for latency_s or longer, from
-    any thread (chapter 6's read_image and generator_dataset both wait with time.sleep(latency_s))."""
+    """Counts the simulated storage waits made while it is open: calls of time.sleep for latency_s or longer from
+    tf.data's threads, where a pipeline reads its files (chapter 6's read_image and generator_dataset both wait with
+    time.sleep(latency_s) there). The check opens it only after my_pipeline has returned its dataset, so waits paid
+    while building the pipeline (a loop of sleeps, then reads without latency) are not counted: each counted wait
+    happens while the batches are drawn, beside the reads."""
+    import threading
     import time
 
     real, waits = time.sleep, []
 
     def sleep(seconds):
-        if seconds >= latency_s:
+        if seconds >= latency_s and threading.current_thread() is not threading.main_thread():
             waits.append(seconds)  # list.append is atomic: tf.data's threads may wait at the same time
         real(seconds)
 
@@ -68,12 +72,19 @@ def _not_input_bound(answer):
 
     sample = list(range(0, len(paths), max(1, len(paths) // SAMPLE)))[:SAMPLE]  # files of every class
     expected = [(thumbnail(read_image(paths[i])), int(labels[i])) for i in sample]
-    files, batch = [], None  # the sample file each delivered image is (the closest of its label), the batch size
-    with _storage_waits(LATENCY_S) as waits:
-        delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names,
-                           batch=min(BATCH, len(sample) // 2))
+    files, batch = [], min(BATCH, len(sample) // 2)  # the sample file each delivered image is; the batch asked for
+    delivered = answer([paths[i] for i in sample], [labels[i] for i in sample], class_names, batch=batch)
+    if not isinstance(delivered, tf.data.Dataset):
+        return f"my_pipeline must return a tf.data.Dataset (it returned a {type(delivered).__name__})."
+    with _storage_waits(LATENCY_S) as waits:  # opened after my_pipeline returned: only waits while reading count
         for images_batch, labels_batch in delivered.take(2):
-            batch = batch or len(labels_batch)
+            size = len(labels_batch) if np.ndim(labels_batch) else 0
+            if size != batch:
+                # A smaller batch hides a sequential read behind the step: compare like with like.
+                got = f"a batch of {size}" if size else "unbatched images"
+                return (f"my_pipeline delivered {got} when the check asked for batch={batch}: batch with the "
+                        "`batch` argument my_pipeline gets "
+                        "(ds.batch(batch)); overlap the reads instead of making the batches smaller.")
             for image, label in zip(np.asarray(images_batch), np.asarray(labels_batch)):
                 small = thumbnail(image)
                 gaps = [np.abs(small - file).max() if int(label) == want else np.inf for file, want in expected]
@@ -89,25 +100,25 @@ def _not_input_bound(answer):
                 "after repeat().")
     if sample_waits < len(files):
         return (f"my_pipeline delivered {len(files)} images but waited for the simulated storage only {sample_waits} "
-                f"times: read every file with the starting code's {latency} latency (latency_s=LATENCY_S), and make "
+                f"times while they were read (waits made while building the pipeline do not count): read every file "
+                f"with the starting code's {latency} latency (latency_s=LATENCY_S), and make "
                 "the waits overlap rather than skip them.")
 
     def starting_code(paths, labels, class_names, batch=32):  # the notebook's my_pipeline before any change
         return file_dataset(paths, class_names, latency_s=LATENCY_S, parallel=False).batch(batch).repeat()
 
-    def profiled(pipeline, logdir):
+    def profiled(pipeline, logdir):  # (the step breakdown, the storage waits made while fit drew the batches)
         keras.utils.set_random_seed(0)
-        profile_fit(small_convnet(len(class_names)), pipeline(paths, labels, class_names, batch=BATCH), logdir,
-                    last=STEPS)
-        return step_breakdown(logdir)
+        dataset = pipeline(paths, labels, class_names, batch=BATCH)
+        with _storage_waits(LATENCY_S) as waits:
+            profile_fit(small_convnet(len(class_names)), dataset, logdir, last=STEPS)
+        return step_breakdown(logdir), len(waits)
 
     with tempfile.TemporaryDirectory() as logdir:
-        with _storage_waits(LATENCY_S) as waits:
-            mine = profiled(answer, f"{logdir}/mine")
-            profile_waits = len(waits)
+        mine, profile_waits = profiled(answer, f"{logdir}/mine")
         if not mine["steps"]:
             return "the check's profile of my_pipeline has no marked steps: " + mine["xprof says"]
-        trained = STEPS * (batch or BATCH)  # images the profiled fit trained on
+        trained = STEPS * BATCH  # images the profiled fit trained on
         needed = min(trained, len(paths))  # a file read for each, or every file read once (into a cache)
         if profile_waits < needed:
             return (f"while the check profiled it, my_pipeline trained on {trained} images from {len(paths)} files "
@@ -116,7 +127,7 @@ def _not_input_bound(answer):
                     f"{latency} latency, rather than repeating a few cached batches.")
         waiting = 100 * mine["input"] / mine["step ms"]
         # Only a pipeline that meets the first goal is compared with the starting code (a second profile, then).
-        start = profiled(starting_code, f"{logdir}/start") if waiting <= 20 else None
+        start = profiled(starting_code, f"{logdir}/start")[0] if waiting <= 20 else None
     if start is not None and mine["input"] <= start["input"] / 3:
         return None
     measured = f"my_pipeline's step waits {mine['input']:.1f} ms for data ({waiting:.0f}% of the step)"
