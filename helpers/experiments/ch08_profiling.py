@@ -22,9 +22,8 @@ from helpers.plots import stacked_bars
 from helpers.results import Result
 
 # XProf reads the traces (it is also TensorBoard's Profile tab). 2.22.2 is the release the course was run with; its
-# requirements (its package metadata) replace nothing on Colab or Kaggle. Later releases were reported to need
-# pyOpenSSL>=26.1.0 (2.22.3; Kaggle: 24.2.1), absl-py>=2.1 and urllib3>=2.7 (2.23 on; Colab: 1.4.0, 2.5.0): not
-# verified here, where only 2.22.2 is installed.
+# requirements (its package metadata) replace nothing on Colab or Kaggle. Later releases' metadata asks for
+# pyOpenSSL>=26.1.0 (2.22.3; Kaggle: 24.2.1), absl-py>=2.1 and urllib3>=2.7 (2.23.0; Colab and Kaggle: 1.4.0, 2.5.0).
 # The same pins are pyproject.toml's `profile` extra (a test keeps them equal).
 PROFILE_REQUIREMENTS = ("xprof==2.22.2", "tensorboard>=2.20")
 
