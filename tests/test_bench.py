@@ -6,8 +6,7 @@ import tensorflow as tf
 
 from helpers import CourseError, bench, data
 from helpers.bench import main
-from helpers.chapters import ch05_tpu as ch05_taught
-from helpers.experiments import ch00_runtime, ch03_multi_gpu, ch04_mixed_precision, ch05_tpu, ch06_input_pipelines
+from helpers.experiments import ch00_runtime, ch03_multi_gpu, ch04_mixed_precision, ch06_input_pipelines
 from helpers.results import Result
 from helpers.tables import Table
 
@@ -276,82 +275,6 @@ def test_mixed_precision_benchmark_runs_every_policy_with_and_without_xla(monkey
     assert calls[1:] == [(p, x) for p in ch04_mixed_precision.POLICIES for x in (False, True)]
     assert [r[3] for r in result.rows] == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5]
     plt.close(result.figure)
-
-
-# ---------------------------------------------------------------------------- step fusing
-
-
-def test_fused_steps_per_second_compiles_with_the_setting_and_leaves_out_the_first_epoch(monkeypatch):
-    import keras
-
-    seen = {}
-
-    def build():
-        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
-        seen["model"] = model
-        return model
-
-    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64,), tf.int64))).batch(8).repeat()
-    rates = ch05_taught.fused_steps_per_second(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8, epochs=3)
-    model = seen["model"]
-    assert model.steps_per_execution == 4
-    assert int(model.optimizer.iterations) == 3 * 8  # every step ran, fused or not
-    assert len(rates) == 2 and all(rate > 0 for rate in rates)  # one per epoch after the first
-
-
-def test_step_fusing_sweep_measures_each_model_at_each_setting_after_a_warm_up(monkeypatch, offline):
-    calls = []
-
-    def fake(build, n, dataset, *, strategy, steps, epochs=3):
-        calls.append((build.__name__, n, steps, epochs, dataset.element_spec[0].shape[0]))
-        return 10.0 * n
-
-    monkeypatch.setattr(ch05_taught, "fused_steps_per_second", fake)
-    monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4)
-    assert calls[0] == ("reuters_bag_of_words", 1, 8, 2, 4)  # the warm-up run
-    assert calls[1:] == [(name, n, 320, 6, 4) for name in ("reuters_conv1d", "reuters_bag_of_words")
-                         for n in (1, 8, 32)]
-    assert sweep == {"Conv1D (course model)": [10.0, 80.0, 320.0], "bag of words (tiny)": [10.0, 80.0, 320.0]}
-
-
-def test_fast_mode_sweeps_only_the_tiny_model_with_shorter_epochs(monkeypatch, offline):
-    calls = []
-    monkeypatch.setattr(ch05_taught, "fused_steps_per_second",
-                        lambda build, n, dataset, *, strategy, steps, epochs: calls.append((build.__name__, n, steps,
-                                                                                            epochs)) or 1.0)
-    monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    sweep = ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=True, per_replica_batch=4, warm_up=False)
-    assert calls == [("reuters_bag_of_words", n, 32, 4) for n in (1, 8, 32)]
-    assert list(sweep) == ["bag of words (tiny)"]
-
-
-def test_fusing_gains_are_relative_to_the_first_setting_and_add_the_published_point():
-    gains = ch05_tpu.fusing_gains({"m": [[20.0, 19.0, 21.0], [25.0], [30.0]]})  # medians of the steady epochs
-    assert gains == {"m": ([1, 8, 32], [1.0, 1.25, 1.5]), "published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
-
-
-def test_step_fusing_benchmark_json(monkeypatch, fast, capsys, tmp_path):
-    monkeypatch.setattr(ch05_tpu, "step_fusing_sweep",
-                        lambda strategy, fast: {"tiny": [[100.0, 90.0, 110.0], [150.0], [200.0]]})
-    png = tmp_path / "sf.png"
-    assert main(["step-fusing", "--json", "--png", str(png)]) == 0
-    result = only_json(capsys)
-    assert result["benchmark"] == "step-fusing" and result["fast"] is True
-    assert result["results"] == [
-        {"model": "tiny", "steps_per_execution": 1, "steps_per_s": 100.0, "min": 90.0, "max": 110.0, "vs_1": 1.0},
-        {"model": "tiny", "steps_per_execution": 8, "steps_per_s": 150.0, "min": 150.0, "max": 150.0, "vs_1": 1.5},
-        {"model": "tiny", "steps_per_execution": 32, "steps_per_s": 200.0, "min": 200.0, "max": 200.0, "vs_1": 2.0},
-    ]
-    assert png.read_bytes().startswith(PNG_MAGIC)
-
-
-def test_step_fusing_sweep_can_skip_the_warm_up(monkeypatch, offline):
-    calls = []
-    monkeypatch.setattr(ch05_taught, "fused_steps_per_second", lambda build, n, *a, **k: calls.append(n) or 1.0)
-    monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
-    ch05_taught.step_fusing_sweep(tf.distribute.get_strategy(), fast=False, per_replica_batch=4, warm_up=False)
-    assert calls == [1, 8, 32, 1, 8, 32]
 
 
 # ---------------------------------------------------------------------------- pipeline

@@ -1,47 +1,127 @@
-"""Chapter 5's readings: what the notebook prints from repeated measurements (ratio, spread, verdict)."""
+"""Chapter 5's measurements and what the notebook prints from them (spreads, the overhead model's prediction); the
+verdicts themselves are helpers.readings' (tests/test_readings.py)."""
 
 import pytest
 import tensorflow as tf
 
 import helpers
+from helpers.chapters import ch05_tpu as taught
 from helpers.experiments import ch05_tpu
+from helpers.readings import Comparison, Reading
 
 
-def test_compare_says_outside_the_spread_only_when_the_ranges_do_not_overlap():
-    apart = ch05_tpu.compare("spe=1", [100.0, 110.0, 105.0], "spe=32", [150.0, 160.0, 170.0], "steps/s")
-    assert apart == ("spe=32 vs spe=1: 1.52x, higher, outside the spread of the repeated runs "
-                     "[160 (150-170) vs 105 (100-110) steps/s]")
-    overlap = ch05_tpu.compare("a", [100.0, 130.0], "b", [120.0, 125.0])
-    assert overlap == "b vs a: 1.07x, within noise (the two ranges overlap) [122 (120-125) vs 115 (100-130)]"
-    lower = ch05_tpu.compare("a", [100.0, 110.0], "b", [50.0, 60.0])
-    assert lower.startswith("b vs a: 0.52x, lower, outside the spread")
+@pytest.fixture
+def offline(monkeypatch):
+    def no_network():
+        raise OSError("offline in tests")
+
+    monkeypatch.setattr(helpers.data, "_download_reuters", no_network)
 
 
-def test_fusing_readings_compare_each_setting_with_the_first():
-    lines = ch05_tpu.fusing_readings({"tiny": [[10.0, 11.0], [20.0, 21.0], [10.5, 12.0]]}, (1, 8, 32))
+def fake_comparison(rate_1, rate_8, rate_32):
+    """A compare() over N = 1, 8, 32 whose medians are the given rates."""
+    base = (rate_1, rate_1)
+    return Comparison("step fusing, test", (
+        Reading("steps_per_execution=8", "steps_per_execution=1", "steps/s", rate_8 / rate_1, 1.1, "above",
+                (rate_8,), base),
+        Reading("steps_per_execution=32", "steps_per_execution=1", "steps/s", rate_32 / rate_1, 1.1, "within noise",
+                (rate_32,), base)), 1.1, 5)
+
+
+# ---------------------------------------------------------------------------- step fusing
+
+
+def test_per_call_model_recovers_c_and_o_from_two_rates_and_predicts_a_third():
+    c, o = 0.002, 0.006  # 2 ms of work per step, 6 ms per call
+    rate = lambda n: 1 / (c + o / n)  # noqa: E731
+    fitted_c, fitted_o = taught.per_call_model(rate(1), rate(8))
+    assert fitted_c == pytest.approx(c) and fitted_o == pytest.approx(o)
+    assert taught.predicted_rate(fitted_c, fitted_o, 32) == pytest.approx(rate(32))
+
+
+def test_prediction_lines_use_only_the_first_two_settings():
+    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(125.0, 1 / 0.00275, 450.0))
+    assert predicted == pytest.approx(1 / (0.002 + 0.006 / 32))  # from N=1 and N=8 alone
+    assert ratio == pytest.approx(450.0 / predicted)
+    assert lines[0] == ("fitted on N=1 (125 steps/s) and N=8 (364 steps/s): c = 2.00 ms of work per step, "
+                        "o = 6.00 ms per call")
+    assert lines[1].startswith(f"N=32: predicted {predicted:,.0f} steps/s (")
+    assert "measured 450 steps/s (3.60x); measured/predicted" in lines[1]
     assert len(lines) == 2
-    assert lines[0] == ("tiny: steps_per_execution=8 vs steps_per_execution=1: 1.95x, higher, outside the spread of "
-                        "the repeated runs [20.5 (20.0-21.0) vs 10.5 (10.0-11.0) steps/s]")
-    assert "steps_per_execution=32 vs steps_per_execution=1: 1.07x, within noise" in lines[1]
 
 
-def test_input_reading_needs_the_margin_at_both_ends_of_the_spreads():
-    assert "input is not what limits training" in ch05_tpu.input_reading([900.0, 1000.0], [100.0, 120.0])
-    assert "input limits training" in ch05_tpu.input_reading([150.0, 180.0], [100.0, 120.0])
-    assert "too close to call" in ch05_tpu.input_reading([150.0, 400.0], [100.0, 120.0])
+def test_prediction_lines_say_when_fusing_showed_no_per_call_cost():
+    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 95.0, 101.0))
+    assert lines[-1].startswith("o <= 0: N=8 was no faster than N=1 here")
 
 
-def test_gap_readings_give_the_share_per_epoch_and_seed_and_a_verdict():
+def test_fusing_gains_are_the_readings_ratios_plus_the_published_point():
+    gains = ch05_tpu.fusing_gains({"one device": fake_comparison(100.0, 150.0, 200.0)})
+    assert gains == {"one device": ([1, 8, 32], [1.0, 1.5, 2.0]),
+                     "published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
+    assert ch05_tpu.fusing_rates(fake_comparison(100.0, 150.0, 200.0)) == [100.0, 150.0, 200.0]
+
+
+def test_fused_fit_builds_once_and_times_steady_steps(monkeypatch):
+    import keras
+
+    seen = []
+
+    def build():
+        seen.append(keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)]))
+        return seen[-1]
+
+    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64,), tf.int64))).batch(8).repeat()
+    run = taught.fused_fit(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8)
+    rates = [run(), run()]
+    assert len(seen) == 1 and seen[0].steps_per_execution == 4  # one model, fitted again: traced once
+    assert int(seen[0].optimizer.iterations) == 2 * 8  # every step ran, fused or not
+    assert all(rate > 0 for rate in rates)
+
+
+def test_step_fusing_benchmark_reads_each_place_through_compare(monkeypatch, offline):
+    from helpers import bench, data
+
+    calls = []
+
+    def fake(build, dataset, *, strategy, steps, label, values=(1, 8, 32), rounds=5):
+        calls.append((build.__name__, steps, label, int(dataset.element_spec[0].shape[0])))
+        return fake_comparison(100.0, 150.0, 160.0)
+
+    monkeypatch.setattr(ch05_tpu, "fusing_comparison", fake)
+    monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
+    result = bench.chapter_function("step-fusing")(True)
+    assert calls[0] == ("reuters_bag_of_words", 256, "one device", 32)
+    assert result.columns == ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"]
+    assert result.rows[:3] == [["one device", 1, 100.0, 1.0, "baseline", None],
+                               ["one device", 8, 150.0, 1.5, "above", None],
+                               ["one device", 32, 160.0, 1.6, "within noise", result.rows[2][5]]]
+
+
+# ---------------------------------------------------------------------------- pipelines, seeds, the ResNet step
+
+
+def test_pipeline_reader_keeps_one_iterator_and_explains_a_short_dataset():
+    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros((64,)))).batch(8)
+    read = ch05_tpu.pipeline_reader(ds.repeat(), batches=3)
+    assert all(read() > 0 for _ in range(4))
+    assert len(ch05_tpu.pipeline_rates(ds.repeat(), batches=3, repeats=4)) == 4
+    short = ch05_tpu.pipeline_reader(ds, batches=3)
+    short(), short()  # 2 + 3 + 3 of the 8 batches
+    with pytest.raises(helpers.CourseError, match="ran out within 2 \\+ 3 batches or on a later call"):
+        short()
+
+
+def test_seed_lines_give_numbers_per_seed_and_no_verdict():
     curves = {"small": [[3.0, 2.0, 1.0], [3.0, 2.2, 1.2]],
               "same": [[3.5, 3.0, 2.0], [3.5, 3.2, 2.2]],
               "scaled": [[3.5, 2.5, 1.5], [3.5, 2.7, 1.9]]}
-    lines = ch05_tpu.gap_readings(curves)
-    assert lines[0] == "epoch 2: the scaled rate closed 50%, 50% of the gap (seeds 0, 1)"
-    assert lines[1] == "epoch 3: the scaled rate closed 50%, 30% of the gap (seeds 0, 1)"
-    assert lines[2] == ("last epoch, scaled rate: loss 1.500-1.900 against 2.000-2.200 at the same rate: lower than "
-                        "the same-rate run in every seed, outside the spread between seeds")
-    curves["scaled"][1][-1] = 2.1
-    assert ch05_tpu.gap_readings(curves)[-1].endswith("within the spread between seeds (run more seeds to tell)")
+    lines = ch05_tpu.seed_lines(curves)
+    assert lines[0] == "small   last-epoch loss per seed 1.000 1.200 (range 0.200)"
+    assert lines[2] == "scaled  last-epoch loss per seed 1.500 1.900 (range 0.400); closed 50%, 30% of the gap"
+    assert not any(word in " ".join(lines) for word in ("noise", "above", "below", "lower than"))
+    with pytest.raises(helpers.CourseError, match="small batch's curves"):
+        ch05_tpu.seed_lines({"small": [[1.0]]})
 
 
 def test_step_readings_time_the_steady_step_in_milliseconds():
@@ -55,11 +135,3 @@ def test_step_readings_time_the_steady_step_in_milliseconds():
     timer.epoch_seconds = [4.0]
     with pytest.raises(helpers.CourseError, match="train at least 2 epochs"):
         ch05_tpu.step_readings(timer, steps=4, samples_per_step=16)
-
-
-def test_pipeline_rates_times_repeated_runs_and_explains_a_short_dataset():
-    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros((64,)))).batch(8)
-    rates = ch05_tpu.pipeline_rates(ds.repeat(), batches=3, repeats=4)
-    assert len(rates) == 4 and all(rate > 0 for rate in rates)
-    with pytest.raises(helpers.CourseError, match="ran out before 2 \\+ 5 x 3 batches"):
-        ch05_tpu.pipeline_rates(ds, batches=3)

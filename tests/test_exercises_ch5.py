@@ -23,7 +23,7 @@ def verdict(capsys, name, answer):
 @pytest.fixture
 def short_check(monkeypatch):
     """Loopholes are refused on what the training did, whatever the timing said: time less of it."""
-    monkeypatch.setattr(ch5, "FUSED_REPEATS", 1)
+    monkeypatch.setattr(ch5, "FUSED_REPEATS", 2)
     monkeypatch.setattr(ch5, "FUSED_STEPS", 64)
 
 
@@ -92,12 +92,12 @@ def test_fused_steps_refuses_training_fewer_steps(capsys, short_check):
         return model
 
     out = verdict(capsys, "ch5.fused_steps", fewer)
-    assert re.search(r"your model made 64 optimizer steps where the starting one made 128, in 2 fits", out), out
+    assert re.search(r"your model made 32 optimizer steps where the starting one made 64, in one fit", out), out
 
 
 def test_fused_steps_refuses_a_setting_that_runs_past_the_epoch(capsys, short_check):
     out = verdict(capsys, "ch5.fused_steps", lambda: ch5.fusing_model(steps_per_execution=48))
-    assert re.search(r"made 192 optimizer steps where the starting one made 128.*divides 64 \(yours is 48\)", out), out
+    assert re.search(r"made 96 optimizer steps where the starting one made 64.*divides 64 \(yours is 48\)", out), out
 
 
 def test_fused_steps_refuses_a_changed_learning_rate(capsys, short_check):
@@ -110,30 +110,43 @@ def test_fused_steps_refuses_a_changed_learning_rate(capsys, short_check):
     assert "your model's weights differ from the starting configuration's" in out, out
 
 
-def test_fused_steps_sizes_the_batch_from_the_replicas_of_the_learners_strategy():
-    # Under a 2-replica MirroredStrategy the check builds the starting model in the same strategy and feeds
-    # 32 examples per replica: the fused model then matches it step for step (timing aside).
+def test_fused_steps_times_a_model_built_in_a_strategy_as_a_copy_outside_it():
+    # C5-X1: under a 2-replica MirroredStrategy on 2 logical CPUs fusing gained 1.0x and the right answer was refused.
+    # The check now trains the learner's model and the starting one under the learner's strategy (32 examples per
+    # replica: the same steps, the same weights), and times the same configuration rebuilt on one device.
     out = run_python(
         "import json, helpers\n"
         "helpers.setup(devices=2, verbose=False)\n"
-        "from helpers.exercises import ch5\n"
+        "import tensorflow as tf\n"
+        "from helpers.exercises import ch5, registry\n"
         "ch5.FUSED_REPEATS, ch5.FUSED_STEPS = 1, 32\n"
+        "built, build = [], ch5.fusing_model\n"
+        "def recorded(steps_per_execution=1):\n"
+        "    built.append([steps_per_execution, tf.distribute.get_strategy().num_replicas_in_sync])\n"
+        "    return build(steps_per_execution)\n"
+        "ch5.fusing_model = recorded\n"
+        "ch5.timed_speedup = lambda a, b, repeats: registry.Speedup(3.0, 1.05, 'below', (1.0,), (0.3,))\n"
         "strategy = helpers.strategies.choose_strategy(verbose=False)\n"
         "def mirrored():\n"
         "    with strategy.scope():\n"
         "        return ch5.fusing_model(steps_per_execution=8)\n"
-        "hint = ch5._fused_steps(mirrored)\n"
-        "print(json.dumps([strategy.num_replicas_in_sync, hint]))")
-    replicas, hint = out
+        "print(json.dumps([strategy.num_replicas_in_sync, built, ch5._fused_steps(mirrored)]))")
+    replicas, built, hint = out
     assert replicas == 2
-    assert hint is None or hint.startswith("with steps_per_execution=8 your model trained the same 32 steps"), hint
+    assert built == [[8, 2], [1, 2], [1, 1], [8, 1]], built  # the learner's, the start in its strategy, two copies
+    assert hint is None, hint
 
 
-GLOBAL = 16
+def test_fused_steps_hint_for_the_starting_code_does_not_name_the_argument(capsys):
+    out = verdict(capsys, "ch5.fused_steps", ch5.fusing_model)
+    assert "compile()" not in out and "section 6" in out
+
+
+GLOBAL = ch5.STATIC_BATCH  # fixed by the check, whatever batch the learner names
 
 
 def static_verdict(capsys, dataset):
-    check("ch5.static_batches", (dataset, GLOBAL))
+    check("ch5.static_batches", dataset)
     return capsys.readouterr().out.strip()
 
 
@@ -146,7 +159,7 @@ def test_static_batches_accepts_dropping_the_partial_batch(capsys):
 
 
 def test_static_batches_refuses_the_starting_code(capsys):
-    assert "every batch must hold 16" in static_verdict(capsys, uneven_range().batch(GLOBAL))
+    assert f"every batch must hold {GLOBAL}" in static_verdict(capsys, uneven_range().batch(GLOBAL))
 
 
 def test_static_batches_does_not_hang_on_a_repeated_dataset(capsys):
@@ -156,9 +169,34 @@ def test_static_batches_does_not_hang_on_a_repeated_dataset(capsys):
 
 def test_static_batches_refuses_stand_in_batches_of_the_right_shape(capsys):
     stand_in = tf.data.Dataset.from_tensors((tf.zeros(GLOBAL, tf.int64),) * 2)
-    assert "must hold the range's first 160 examples" in static_verdict(capsys, stand_in)
+    assert "must hold the range's first 640 examples with their labels" in static_verdict(capsys, stand_in)
 
 
 def test_static_batches_refuses_a_padded_last_batch_that_repeats_examples(capsys):
     padded = uneven_range().concatenate(uneven_range().take(GLOBAL - 3)).batch(GLOBAL, drop_remainder=True)  # 11
     assert "more than 10 batches" in static_verdict(capsys, padded)
+
+
+def test_static_batches_refuses_batches_of_one_with_a_global_batch_of_one(capsys):
+    # C5-X2: the learner once supplied the global batch, so ten batches of 1 "with a global batch of 1" passed.
+    ones = tf.data.Dataset.range(10).map(lambda i: (i, i)).batch(1, drop_remainder=True)
+    assert f"every batch must hold {GLOBAL}" in static_verdict(capsys, ones)
+    assert "pass the dataset itself" in static_verdict(capsys, (ones, 1))
+
+
+def test_static_batches_refuses_labels_that_are_not_the_range(capsys):
+    # C5-X2: only the features were compared; the labels are now compared too.
+    relabelled = tf.data.Dataset.range(10 * GLOBAL + 3).map(lambda i: (i, i * 0)).batch(GLOBAL, drop_remainder=True)
+    assert "with their labels" in static_verdict(capsys, relabelled)
+
+
+def test_static_batches_refuses_batch_then_filter_full_batches(capsys):
+    # X-9: .batch(G).filter(full) keeps only whole batches, but the batch dimension stays unknown (None).
+    full = uneven_range().batch(GLOBAL).filter(lambda x, y: tf.shape(x)[0] == GLOBAL)
+    assert "(static size None): every batch must hold" in static_verdict(capsys, full)
+
+
+def test_static_batches_refuses_take_then_batch(capsys):
+    # X-9: .take(10 * G).batch(G) gives 10 whole batches, but batch() without drop_remainder leaves the size None.
+    taken = uneven_range().take(10 * GLOBAL).batch(GLOBAL)
+    assert "(static size None): every batch must hold" in static_verdict(capsys, taken)

@@ -75,7 +75,7 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     return timing
 
 
-# notebooks/01_single_gpu.ipynb, cell 36
+# notebooks/01_single_gpu.ipynb, cell 37
 # in 5. The model
 import keras
 

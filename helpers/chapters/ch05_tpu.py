@@ -6,43 +6,39 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/05_tpu.ipynb, cell 30
+# notebooks/05_tpu.ipynb, cell 34
 # in 6. Step fusing: `steps_per_execution`
 import helpers.data
 import helpers.models
 import helpers.timing
-from helpers.chapters.ch01_single_gpu import reuters_conv1d
 
 STEPS_PER_EXECUTION = (1, 8, 32)
 
 
-def fused_steps_per_second(build_model, steps_per_execution, dataset, *, strategy, steps, epochs=4):
-    """Train a fresh model that runs `steps_per_execution` training steps per call into the device; return the
-    steps/s of each epoch after the first (the first one traces the step)."""
+def fused_fit(build_model, steps_per_execution, dataset, *, strategy, steps):
+    """Build a model that runs `steps_per_execution` training steps per call into the device; return a function
+    that trains it `steps` more steps and returns their steps/s. Its first call traces the step (leave it untimed);
+    later calls reuse the traced step, so each one times steady steps only."""
     with strategy.scope():
         model = build_model()
         model.compile(optimizer="adam", loss=helpers.models.matching_loss(), steps_per_execution=steps_per_execution)
-    timer = helpers.timing.EpochTimer()
-    model.fit(dataset, epochs=epochs, steps_per_epoch=steps, verbose=0, callbacks=[timer])
-    return [steps / seconds for seconds in timer.epoch_seconds[1:]]
+
+    def steps_per_second():
+        timer = helpers.timing.EpochTimer()
+        model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0, callbacks=[timer])
+        return steps / timer.epoch_seconds[-1]
+
+    return steps_per_second
 
 
-def step_fusing_sweep(
-    strategy, fast: bool, values=STEPS_PER_EXECUTION, per_replica_batch: int = 32, warm_up: bool = True
-) -> dict:
-    """{model: [steps/s of each steady epoch, at each steps_per_execution]} for a tiny model and (not in fast mode)
-    the course model, under `strategy`. warm_up=False skips the warm-up run, for a process that has trained before."""
-    data = helpers.data.load_reuters()
-    global_batch = per_replica_batch * strategy.num_replicas_in_sync  # per replica x replicas, for any device count
-    dataset = helpers.data.make_dataset(data.x_train, data.y_train, global_batch, repeat=True, drop_remainder=True)
-    steps = 32 if fast else 320  # a multiple of every value: each epoch ends on a whole execution
-    models = {"Conv1D (course model)": reuters_conv1d, "bag of words (tiny)": helpers.models.reuters_bag_of_words}
-    if warm_up:  # the first training run in a process pays one-time costs its own first epoch does not absorb
-        fused_steps_per_second(models["bag of words (tiny)"], 1, dataset, strategy=strategy, steps=8, epochs=2)
-    if fast:  # the tiny model shows fusing best; fast mode leaves out the course model's 3 fits (half the time)
-        del models["Conv1D (course model)"]
-    epochs = 4 if fast else 6  # the first (tracing) epoch is left out; the others give a median and a spread
-    return {
-        name: [fused_steps_per_second(build, n, dataset, strategy=strategy, steps=steps, epochs=epochs) for n in values]
-        for name, build in models.items()
-    }
+def per_call_model(rate_a, rate_b, n_a=1, n_b=8):
+    """Fit t(N) = c + o/N (seconds per step) through two measured rates (steps/s at N = n_a and n_b):
+    c = each step's own work, o = the fixed cost of one call from Python. Returns (c, o)."""
+    t_a, t_b = 1 / rate_a, 1 / rate_b
+    o = (t_a - t_b) / (1 / n_a - 1 / n_b)
+    return t_a - o / n_a, o
+
+
+def predicted_rate(c, o, n):
+    """Steps/s that t(N) = c + o/N predicts at steps_per_execution=n."""
+    return 1 / (c + o / n)

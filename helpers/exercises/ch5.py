@@ -7,7 +7,7 @@ from helpers.exercises.registry import _close, exercise, timed_speedup
 
 @exercise("ch5.scaled_lr")
 def _scaled_lr(answer):
-    # SGD with momentum (a ResNet, Goyal et al.'s setting): 0.1 at batch 256; 128 per core x 8 cores = 1024 = 4x the
+    # SGD with momentum (a ResNet, Goyal et al.'s setting): 0.1 at batch 256; 128 per chip x 8 chips = 1024 = 4x the
     # batch -> the linear rule gives 4x the learning rate.
     if _close(answer, 0.4):
         return None
@@ -19,31 +19,43 @@ def _scaled_lr(answer):
     if _close(answer, 0.1):
         return "with 4x the examples per step there are 4x fewer steps: scale the rate with the batch."
     if _close(answer, 0.05):
-        return "128 is each core's share; the global batch is 128 x 8 cores."
+        return "128 is each chip's share; the global batch is 128 x 8 chips (replicas)."
     return "linear rule: new rate = old rate x (new global batch / old batch)."
+
+
+STATIC_BATCH = 64  # the exercise's batch, fixed here: a learner's own "global batch" of 1 would make any batching pass
+STATIC_WHOLE = 10  # range(10 * 64 + 3): 10 whole batches and 3 left over
 
 
 @exercise("ch5.static_batches")
 def _static_batches(answer):
     # Observed: one epoch of the learner's dataset (at most one batch more, so a repeat() cannot hang the check); a
-    # TPU wants every batch the same shape, and the examples must still be the range's, not a stand-in.
+    # TPU wants every batch the same shape, and the examples and labels must still be the range's, not a stand-in.
     import itertools
 
-    dataset, global_batch = answer
-    whole = 10 * global_batch  # the starting code's range(10 * GLOBAL_BATCH + 3): 10 whole batches and 3 left over
-    batches = list(itertools.islice(dataset, 11))
+    import tensorflow as tf
+
+    if not isinstance(answer, tf.data.Dataset):
+        return ("pass the dataset itself: check(\"ch5.static_batches\", uneven); the check fixes the batch at "
+                f"{STATIC_BATCH}.")
+    spec = answer.element_spec
+    if not isinstance(spec, tuple) or len(spec) != 2:
+        return "each element must stay a (features, labels) pair, as the range's map gives it."
+    whole = STATIC_WHOLE * STATIC_BATCH
+    batches = list(itertools.islice(answer, STATIC_WHOLE + 1))
     sizes = [int(features.shape[0]) for features, _ in batches]
-    static = dataset.element_spec[0].shape[0]
-    if static is None or any(size != global_batch for size in sizes):
-        return (f"batch sizes {sorted(set(sizes))} (static size {static}): every batch must hold {global_batch}, "
+    static = spec[0].shape[0] if spec[0].shape.rank else None
+    if static != STATIC_BATCH or any(size != STATIC_BATCH for size in sizes):
+        return (f"batch sizes {sorted(set(sizes))} (static size {static}): every batch must hold {STATIC_BATCH}, "
                 "known before the first step; drop the last, partial batch when batching.")
-    if len(batches) > 10:
-        return (f"the dataset gives more than {whole // global_batch} batches, the range's whole batches: leave out "
+    if len(batches) > STATIC_WHOLE:
+        return (f"the dataset gives more than {STATIC_WHOLE} batches, the range's whole batches: leave out "
                 "repeat() and padding here, the check reads one epoch.")
-    seen = sorted(int(i) for features, _ in batches for i in features.numpy())
-    if seen != list(range(whole)):
-        return (f"the batches must hold the range's first {whole} examples, each once (they hold {len(seen)} "
-                "examples, not those): keep uneven's range and map, and change only how it is batched.")
+    pairs = sorted((int(i), int(j)) for features, labels in batches
+                   for i, j in zip(features.numpy().ravel(), labels.numpy().ravel()))
+    if pairs != [(i, i) for i in range(whole)]:
+        return (f"the batches must hold the range's first {whole} examples with their labels, each once (they hold "
+                f"{len(pairs)} examples, not those): keep uneven's range and map, and change only how it is batched.")
     return None
 
 
@@ -81,11 +93,14 @@ FUSED_GOAL = 1.5  # the starting code's time / the learner's
 
 @exercise("ch5.fused_steps")
 def _fused_steps(answer):
-    # Observed: the learner's compiled model (its steps_per_execution, its weights' shapes); measured: the same
-    # training (the same batches, the same number of steps per fit) timed against the starting configuration; and
-    # then the result: both made the same optimizer steps and ended with the same weights.
+    # Observed: the learner's compiled model (its steps_per_execution, its weights' shapes) and what it trains: the
+    # same batches and number of steps as the starting configuration, ending with the same weights. Measured: the
+    # same training timed against the starting configuration on one device, outside any strategy: under
+    # MirroredStrategy on logical devices each step keeps its all-reduce, which fusing does not remove, and the gain
+    # can sink into the noise of shared cores. A model built in a strategy's scope is timed as a copy outside it.
     import keras
     import numpy as np
+    import tensorflow as tf
 
     if not callable(answer) or isinstance(answer, keras.Model):
         return "pass the function that builds and compiles the model (fused_model), not a model or its result."
@@ -95,9 +110,10 @@ def _fused_steps(answer):
     fused = model.steps_per_execution
     if not isinstance(fused, int) or fused < 2:
         return (f"steps_per_execution is {fused!r}: every training step is still its own call from Python into "
-                "the device. Raise it in compile(), so that one call runs several steps.")
+                "the device (section 6 shows what changes that).")
     strategy = model.distribute_strategy
-    with strategy.scope():  # the same placement as the learner's model: under its strategy, if it has one
+    outside = strategy is tf.distribute.get_strategy()  # built outside any strategy's scope
+    with strategy.scope():  # the same placement as the learner's model, for the same training
         start = fusing_model(steps_per_execution=1)
     shapes, start_shapes = [w.shape for w in model.get_weights()], [w.shape for w in start.get_weights()]
     if shapes != start_shapes or type(model.optimizer) is not type(start.optimizer):
@@ -106,23 +122,30 @@ def _fused_steps(answer):
     start.set_weights(model.get_weights())  # the same starting point: the results must then match
     dataset = fusing_data(FUSED_PER_REPLICA * strategy.num_replicas_in_sync, FUSED_STEPS)  # per replica x replicas
 
-    def train(which):
-        return lambda: which.fit(dataset, epochs=1, steps_per_epoch=FUSED_STEPS, verbose=0)
+    def train(which, data=dataset):
+        return lambda: which.fit(data, epochs=1, steps_per_epoch=FUSED_STEPS, verbose=0)
 
-    train(start)()  # untimed: each side traces its training function once
+    train(start)()  # untimed: each side traces its training function once, and this fit is what gets compared
     train(model)()
-    speed = timed_speedup(train(start), train(model), repeats=FUSED_REPEATS)
-    calls = FUSED_REPEATS + 1
     steps, start_steps = (int(m.optimizer.iterations.numpy()) for m in (model, start))
     if steps != start_steps:
-        return (f"your model made {steps:,} optimizer steps where the starting one made {start_steps:,}, in "
-                f"{calls} fits of {FUSED_STEPS} steps each: fusing must run every step once. Keras runs whole "
-                f"executions, so choose a steps_per_execution that divides {FUSED_STEPS} (yours is {fused}).")
+        return (f"your model made {steps:,} optimizer steps where the starting one made {start_steps:,}, in one fit "
+                f"of {FUSED_STEPS} steps: fusing must run every step once. Keras runs whole executions, so choose a "
+                f"steps_per_execution that divides {FUSED_STEPS} (yours is {fused}).")
     apart = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start.get_weights()))
     if apart > 1e-4:
         return (f"after the same {steps:,} steps on the same batches your model's weights differ from the starting "
                 f"configuration's by up to {apart:.2g}: step fusing changes how steps are launched, not what they "
                 "compute. Change only steps_per_execution.")
+    if outside:
+        speed = timed_speedup(train(start), train(model), repeats=FUSED_REPEATS)
+    else:  # the same configuration, rebuilt on one device, is what gets timed
+        copy_start, copy = fusing_model(steps_per_execution=1), fusing_model(steps_per_execution=fused)
+        copy.set_weights(copy_start.get_weights())
+        one_device = fusing_data(FUSED_PER_REPLICA, FUSED_STEPS)
+        train(copy_start, one_device)()
+        train(copy, one_device)()
+        speed = timed_speedup(train(copy_start, one_device), train(copy, one_device), repeats=FUSED_REPEATS)
     if not speed.reaches(FUSED_GOAL):
         return (f"with steps_per_execution={fused} your model trained the same {FUSED_STEPS} steps per fit "
                 f"{speed.ratio:.2f}x as fast as the starting code, which varied {speed.noise:.2f}x against itself; "

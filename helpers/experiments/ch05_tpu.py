@@ -1,24 +1,21 @@
-"""Chapter 5's measurements and the readings the notebook prints from them: step fusing at several
-`steps_per_execution` (`python -m helpers.bench step-fusing`), repeated pipeline rates, and the verdicts (ratio,
-spread, within noise or not) that the notebook's markdown leaves to the code."""
+"""Chapter 5's plumbing around its measurements: step fusing at several `steps_per_execution` through
+helpers.readings (`python -m helpers.bench step-fusing`), repeated pipeline rates, and the per-seed lines of the
+large-batch experiment. The one rule for reading a timed comparison is helpers.readings'; nothing here has its own."""
 
 from __future__ import annotations
 
 import statistics
 import time
 
-from helpers.chapters.ch05_tpu import STEPS_PER_EXECUTION, step_fusing_sweep
+from helpers.chapters.ch05_tpu import STEPS_PER_EXECUTION, fused_fit, per_call_model, predicted_rate
 from helpers.errors import CourseError, whole_number
 from helpers.plots import lines as line_chart
+from helpers.readings import compare
 from helpers.results import Result
-from helpers.strategies import choose_strategy
 
 # The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu, "Train a model using Keras high-level APIs"):
 # steps_per_execution=50 "increases throughput by about 50%" for its small MNIST model on a TPU.
 PUBLISHED_TPU_GAIN = {"published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
-
-
-# ---------------------------------------------------------------------------- readings of repeated measurements
 
 
 def _number(value: float) -> str:
@@ -26,105 +23,145 @@ def _number(value: float) -> str:
 
 
 def summary(samples, unit: str = "") -> str:
-    """'median M (min-max A-B) unit' of repeated measurements."""
+    """'median M (range A-B, n runs) unit' of repeated measurements: a spread, not a verdict."""
     unit = f" {unit}" if unit else ""
     return (f"median {_number(statistics.median(samples))}{unit} "
             f"(range {_number(min(samples))}-{_number(max(samples))}, {len(samples)} runs)")
 
 
-def compare(name_a: str, a, name_b: str, b, unit: str = "") -> str:
-    """One line reading two sets of repeated measurements (rates): b's median over a's, and whether the difference
-    is outside the spread (the two ranges do not overlap) or within noise."""
-    ratio = statistics.median(b) / statistics.median(a)
-    if min(b) > max(a):
-        verdict = "higher, outside the spread of the repeated runs"
-    elif max(b) < min(a):
-        verdict = "lower, outside the spread of the repeated runs"
-    else:
-        verdict = "within noise (the two ranges overlap)"
-    return f"{name_b} vs {name_a}: {ratio:.2f}x, {verdict} [{_short(b)} vs {_short(a)}{f' {unit}' if unit else ''}]"
+# ---------------------------------------------------------------------------- step fusing
 
 
-def _short(samples) -> str:
-    return f"{_number(statistics.median(samples))} ({_number(min(samples))}-{_number(max(samples))})"
+def fusing_rates(comparison, values=STEPS_PER_EXECUTION) -> list[float]:
+    """Median steps/s at each of `values` from a compare() over them (the first is the baseline, run twice a round)."""
+    return [statistics.median(comparison.readings[0].baseline_values)] + [
+        statistics.median(reading.values) for reading in comparison.readings]
 
 
-def fusing_readings(sweep: dict, values=STEPS_PER_EXECUTION) -> list[str]:
-    """For each model, each steps_per_execution against the first value, with the spread of the steady epochs."""
-    return [f"{name}: " + compare(f"steps_per_execution={values[0]}", rates[0], f"steps_per_execution={n}", rate,
-                                  "steps/s")
-            for name, rates in sweep.items() for n, rate in zip(values[1:], rates[1:])]
+def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str], float, float]:
+    """t(N) = c + o/N fitted on the first two of `values`, its prediction for the last beside the measured rate.
+    Returns (printed lines, predicted steps/s, measured / predicted)."""
+    rates = fusing_rates(comparison, values)
+    c, o = per_call_model(rates[0], rates[1], values[0], values[1])
+    predicted = predicted_rate(c, o, values[-1])
+    ratio = rates[-1] / predicted
+    lines = [f"fitted on N={values[0]} ({_number(rates[0])} steps/s) and N={values[1]} ({_number(rates[1])} steps/s): "
+             f"c = {c * 1e3:.2f} ms of work per step, o = {o * 1e3:.2f} ms per call",
+             f"N={values[-1]}: predicted {_number(predicted)} steps/s ({predicted / rates[0]:.2f}x N={values[0]}), "
+             f"measured {_number(rates[-1])} steps/s ({rates[-1] / rates[0]:.2f}x); measured/predicted {ratio:.2f}"]
+    if o <= 0:
+        lines.append(f"o <= 0: N={values[1]} was no faster than N={values[0]} here, so the model predicts no gain")
+    return lines, predicted, ratio
 
 
-def fusing_gains(sweep: dict, values=STEPS_PER_EXECUTION) -> dict:
-    """{model: (steps_per_execution values, median steps/s relative to the first value)}, plus the published TPU
-    point."""
-    return {**{name: (list(values), [statistics.median(r) / statistics.median(rates[0]) for r in rates])
-               for name, rates in sweep.items()},
+def fusing_gains(comparisons: dict, values=STEPS_PER_EXECUTION) -> dict:
+    """{label: (values, median steps/s relative to the first value)} per compare(), plus the published TPU point."""
+    return {**{label: (list(values), [1.0] + [reading.ratio for reading in comparison.readings])
+               for label, comparison in comparisons.items()},
             **PUBLISHED_TPU_GAIN}
 
 
-def input_reading(input_rates, train_rates, margin: float = 2.0) -> str:
-    """Whether the input pipeline alone keeps `margin` times ahead of training, judged on both spreads."""
-    ratio = statistics.median(input_rates) / statistics.median(train_rates)
-    head = f"the pipeline alone delivers {_number(ratio)}x the images/s training consumes"
-    if min(input_rates) > margin * max(train_rates):
-        return f"{head}: more than {margin:g}x even at the ends of both spreads, so input is not what limits training"
-    if max(input_rates) < margin * min(train_rates):
-        return (f"{head}: under {margin:g}x even at the ends of both spreads, so input limits training (or soon "
-                "will): parallelise, cache, prefetch, or move the data into TFRecord files")
-    return f"{head}: the spreads straddle {margin:g}x, too close to call; measure with more batches"
+def fusing_comparison(build, dataset, *, strategy, steps: int, label: str, values=STEPS_PER_EXECUTION,
+                      rounds: int = 5):
+    """compare() of fits at each of `values`, alternating, each returning the steps/s of `steps` steady steps."""
+    fits = {f"steps_per_execution={n}": fused_fit(build, n, dataset, strategy=strategy, steps=steps) for n in values}
+    return compare(f"step fusing, {label}", fits, unit="steps/s", rounds=rounds)
+
+
+def step_fusing(fast: bool) -> Result:
+    """steps_per_execution 1, 8, 32 for the tiny model, on one device and under the best strategy here: median
+    steps/s, the ratio to 1 and its verdict (helpers.readings), and t(N) = c + o/N's prediction for the last value."""
+    import tensorflow as tf
+
+    import helpers.data
+    import helpers.models
+    from helpers.strategies import choose_strategy
+
+    strategy = choose_strategy(verbose=False)
+    data = helpers.data.load_reuters()
+    places = {"one device": tf.distribute.get_strategy()}
+    if strategy.num_replicas_in_sync > 1:
+        places[f"{type(strategy).__name__}, {strategy.num_replicas_in_sync} replicas"] = strategy
+    comparisons, rows = {}, []
+    for label, where in places.items():
+        dataset = helpers.data.make_dataset(data.x_train, data.y_train, 32 * where.num_replicas_in_sync,
+                                            shuffle=False, repeat=True, drop_remainder=True)
+        comparison = fusing_comparison(helpers.models.reuters_bag_of_words, dataset, strategy=where,
+                                       steps=256 if fast else 1024, label=label)
+        comparisons[label] = comparison
+        _, predicted, _ = prediction_lines(comparison)
+        rates = fusing_rates(comparison)
+        for n, rate, reading in zip(STEPS_PER_EXECUTION, rates, (None, *comparison.readings)):
+            rows.append([label, n, round(rate, 1), round(reading.ratio, 2) if reading else 1.0,
+                         reading.verdict if reading else "baseline",
+                         round(predicted, 1) if n == STEPS_PER_EXECUTION[-1] else None])
+    fig = line_chart(fusing_gains(comparisons), logx=True, xlabel="steps_per_execution",
+                     ylabel="steps/s relative to steps_per_execution=1", title="Step fusing, 32 examples per replica")
+    return Result("step-fusing", ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"],
+                  rows, fig)
+
+
+# ---------------------------------------------------------------------------- input pipelines
+
+
+def pipeline_reader(dataset, *, batches: int, warmup: int = 2):
+    """A function for helpers.readings.compare(unit="images/s"): each call reads `batches` batches from one
+    iterator over `dataset` (no model) and returns images/s; its first call first reads `warmup` batches untimed
+    (start-up, a cache's first pass)."""
+    whole_number("pipeline_reader(batches=", batches, 1)
+    state = {}
+
+    def images_per_second():
+        try:
+            if "iterator" not in state:
+                state["iterator"] = iter(dataset)
+                for _ in range(warmup):
+                    next(state["iterator"])
+            examples, start = 0, time.perf_counter()
+            for _ in range(batches):
+                examples += int(next(state["iterator"])[0].shape[0])
+        except StopIteration:
+            raise CourseError(f"pipeline_reader(): the dataset ran out within {warmup} + {batches} batches or on a "
+                              "later call; add .repeat() or ask for fewer batches.") from None
+        return examples / (time.perf_counter() - start)
+
+    return images_per_second
 
 
 def pipeline_rates(dataset, *, batches: int, repeats: int = 5, warmup: int = 2) -> list[float]:
     """Images/s of `repeats` timed runs of `batches` batches each from one iterator over `dataset` (no model), after
-    `warmup` untimed batches (start-up, a cache's first pass)."""
-    whole_number("pipeline_rates(batches=", batches, 1)
-    iterator = iter(dataset)
-    try:
-        for _ in range(warmup):
-            next(iterator)
-        rates = []
-        for _ in range(repeats):
-            examples, start = 0, time.perf_counter()
-            for _ in range(batches):
-                examples += int(next(iterator)[0].shape[0])
-            rates.append(examples / (time.perf_counter() - start))
-    except StopIteration:
-        raise CourseError(f"pipeline_rates(): the dataset ran out before {warmup} + {repeats} x {batches} "
-                                  "batches; add .repeat() or ask for fewer batches.") from None
-    return rates
+    `warmup` untimed batches: a spread, for a rate that has no variant to be compared with."""
+    read = pipeline_reader(dataset, batches=batches, warmup=warmup)
+    return [read() for _ in range(repeats)]
 
 
-def gap_readings(curves: dict) -> list[str]:
-    """Loss curves {label: [per-seed losses per epoch]} of (small batch, large batch at the same rate, large batch at
-    the scaled rate), in that order: per epoch after the first, the share of the large batch's gap that the scaled
-    rate closed, per seed; and whether the scaled run ends below the same-rate run outside the seeds' spread."""
-    small, same, scaled = (curves[label] for label in curves)
-    seeds, epochs = len(small), len(small[0])
+# ---------------------------------------------------------------------------- large batches
+
+
+def seed_lines(curves: dict) -> list[str]:
+    """Loss curves {label: [per-seed losses per epoch]}, the small batch first and the large batch at the same rate
+    second: each arm's last-epoch loss per seed with its range across seeds, and for each later arm the share of the
+    large batch's gap (same rate minus small batch) that it closed, per seed. Numbers only: across seeds they are
+    not timings, and no verdict is drawn from them."""
+    labels = list(curves)
+    if len(labels) < 2:
+        raise CourseError("seed_lines(): give the small batch's curves and the large batch's at the same rate first.")
+    small, same = curves[labels[0]], curves[labels[1]]
+    width = max(len(label) for label in labels)
     lines = []
-    for epoch in range(1, epochs):
-        shares = []
-        for s in range(seeds):
-            gap = same[s][epoch] - small[s][epoch]
-            shares.append((same[s][epoch] - scaled[s][epoch]) / gap if gap > 0 else float("nan"))
-        lines.append(f"epoch {epoch + 1}: the scaled rate closed " + ", ".join(
-            "no gap to close" if share != share else f"{share:.0%}" for share in shares)
-            + f" of the gap (seed{'s' if seeds > 1 else ''} {', '.join(str(s) for s in range(seeds))})")
-    last_same, last_scaled = [c[-1] for c in same], [c[-1] for c in scaled]
-    if max(last_scaled) < min(last_same):
-        verdict = "lower than the same-rate run in every seed, outside the spread between seeds"
-    elif min(last_scaled) > max(last_same):
-        verdict = "higher than the same-rate run in every seed, outside the spread between seeds"
-    else:
-        verdict = "within the spread between seeds (run more seeds to tell)"
-    lines.append(f"last epoch, scaled rate: loss {_range(last_scaled)} against {_range(last_same)} at the same rate: "
-                 f"{verdict}")
+    for label in labels:
+        last = [losses[-1] for losses in curves[label]]
+        line = f"{label:{width}s}  last-epoch loss per seed {' '.join(f'{v:.3f}' for v in last)}"
+        if len(last) > 1:
+            line += f" (range {max(last) - min(last):.3f})"
+        if label not in labels[:2]:
+            shares = []
+            for s, losses in enumerate(curves[label]):
+                gap = same[s][-1] - small[s][-1]
+                shares.append("no gap" if gap <= 0 else f"{(same[s][-1] - losses[-1]) / gap:.0%}")
+            line += f"; closed {', '.join(shares)} of the gap"
+        lines.append(line)
     return lines
-
-
-def _range(values) -> str:
-    return f"{min(values):.3f}-{max(values):.3f}" if len(values) > 1 else f"{values[0]:.3f}"
 
 
 def step_readings(timer, steps: int, samples_per_step: int) -> list[str]:
@@ -132,7 +169,7 @@ def step_readings(timer, steps: int, samples_per_step: int) -> list[str]:
     first, rest = timer.epoch_seconds[0], timer.epoch_seconds[1:]
     if not rest:
         raise CourseError("step_readings(): train at least 2 epochs: the first one traces the step, the "
-                                  "others give steady steps.")
+                          "others give steady steps.")
     step_ms = [1000 * seconds / steps for seconds in rest]
     images = [samples_per_step * 1000 / ms for ms in step_ms]
     steady_epoch = statistics.median(rest)
@@ -141,16 +178,3 @@ def step_readings(timer, steps: int, samples_per_step: int) -> list[str]:
             f"steady step: {summary(step_ms, 'ms')} over {len(rest)} epochs of {steps} step(s)",
             f"steady throughput: {summary(images, 'images/s')}",
             f"one-time cost of the first epoch: about {first - steady_epoch:.2f} s"]
-
-
-def step_fusing(fast: bool) -> Result:
-    """steps_per_execution 1, 8, 32 under the best strategy here: steady steps/s (median, range) and the gain."""
-    strategy = choose_strategy(verbose=False)
-    sweep = step_fusing_sweep(strategy, fast)
-    rows = [[name, n, round(statistics.median(rate), 1), round(min(rate), 1), round(max(rate), 1),
-             round(statistics.median(rate) / statistics.median(rates[0]), 2)]
-            for name, rates in sweep.items() for n, rate in zip(STEPS_PER_EXECUTION, rates)]
-    fig = line_chart(fusing_gains(sweep), logx=True, xlabel="steps_per_execution",
-                     ylabel="steps/s relative to steps_per_execution=1",
-                     title=f"Step fusing, {strategy.num_replicas_in_sync} replica(s), 32 examples per replica")
-    return Result("step-fusing", ["model", "steps_per_execution", "steps_per_s", "min", "max", "vs_1"], rows, fig)
