@@ -49,7 +49,7 @@ def unscaled_step(model, optimizer, tiny_loss, x, y):  # chapter 4's exercise, a
 def batched(drop_remainder):
     import tensorflow as tf
 
-    return tf.data.Dataset.range(10 * 32 + 3).map(lambda i: (i, i)).batch(32, drop_remainder=drop_remainder), 32
+    return tf.data.Dataset.range(10 * 64 + 3).map(lambda i: (i, i)).batch(64, drop_remainder=drop_remainder)
 
 
 def service_mode(mode):
@@ -139,7 +139,7 @@ def test_right_answers_are_correct(capsys, name):
         ("ch5.scaled_lr", 0.401, None),
         ("ch5.scaled_lr", 0.025, "the batch grew 4x"),
         ("ch5.scaled_lr", 0.1, "with 4x the examples per step"),
-        ("ch5.scaled_lr", 0.05, "128 is each core's share"),
+        ("ch5.scaled_lr", 0.05, "128 is each chip's share"),
         ("ch5.scaled_lr", 3.2, "linear rule: new rate"),
         ("ch6.shuffle_buffer_mb", 1806.336, None),
         ("ch6.shuffle_buffer_mb", 451.584, "the images were divided by 255"),
@@ -219,7 +219,7 @@ def test_check_never_raises_on_an_unhashable_name(capsys):
     ("ch1.reshuffled_batches", lambda: numbers_pipeline(reshuffle_examples=False),
      r"epochs 1 to 3 have the same batches"),
     ("ch4.loss_scaling", lambda: unscaled_step, r"the first layer's weights did not move"),
-    ("ch5.static_batches", lambda: batched(drop_remainder=False), r"batch sizes \[3, 32\] \(static size None\)"),
+    ("ch5.static_batches", lambda: batched(drop_remainder=False), r"batch sizes \[3, 64\] \(static size None\)"),
     ("ch7.each_element_once", lambda: service_mode("parallel_epochs"), r"the trainer received 24 elements for 12"),
 ])
 def test_measured_exercises_refuse_wrong_code_with_what_they_measured(capsys, name, answer, hint):
