@@ -145,9 +145,12 @@ def _match_one_replica(answer):
     return None
 
 
-# ch3.busy_replicas: the starting code's global batch, the examples an epoch of the timed run has, and the goal.
+# ch3.busy_replicas: the starting code's global batch, the examples an epoch of the timed run has, and the goal. The
+# lesson is fewer, larger steps: each step pays a fixed cost, so the gain shows on one device too.
 STARTING_GLOBAL_BATCH = 8
-EPOCH_EXAMPLES = 8192
+EPOCH_EXAMPLES = 8192  # 1,024 steps at the starting batch of 8. On 2 logical CPUs an epoch's time jumps between two
+# levels about 2x apart from call to call (measured here), so the A/A band can reach 2.8x: the right answer must gain
+# clearly more than that, and fit's cost per call (about 0.2 s) must stay small beside the starting code's epoch.
 MAX_PER_REPLICA = 256
 SPEEDUP_GOAL = 2.0
 
@@ -202,13 +205,13 @@ def _busy_replicas(answer):
     replicas = strategy.num_replicas_in_sync
     starting = max(STARTING_GLOBAL_BATCH, replicas)
     runners = _epoch_runner(strategy, starting), _epoch_runner(strategy, global_batch)
-    for _ in range(2):  # a second try only where the goal was met but a busy machine's noise swamped it
-        speedup = timed_speedup(*runners, repeats=3)
-        if speedup.reaches(SPEEDUP_GOAL):
-            return None
-        if speedup.ratio < SPEEDUP_GOAL:
-            break
+    # Five rounds: helpers.readings then leaves out one disturbed round, so one slow run of the starting code cannot
+    # set the bar (with 3 or 4 rounds every round counts).
+    speedup = timed_speedup(*runners, repeats=5)
+    if speedup.reaches(SPEEDUP_GOAL):
+        return None
     base, mine = statistics.median(speedup.baseline_s), statistics.median(speedup.candidate_s)
     return (f"an epoch of {EPOCH_EXAMPLES} examples on {replicas} replica(s) took {mine:.2f} s at your global batch "
             f"{global_batch} ({per_replica} per replica) and {base:.2f} s at the starting code's {starting}: "
-            f"{speedup}; the goal is {SPEEDUP_GOAL:g}x, outside that noise. Give each replica more examples per step.")
+            f"{speedup}; the goal is {SPEEDUP_GOAL:g}x, outside that noise. Fewer, larger steps: give each replica "
+            "more examples per step.")
