@@ -100,15 +100,19 @@ PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows t
 # GPU or a TPU that TensorFlow can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides instead
 # when it is set).
 FAST = "auto"  # @param ["auto", "fast", "full"]
-# DEVICES: how many logical devices to split one GPU (or the CPU) into; None reads COURSE_DEVICES ({devices}).
-# Several real GPUs are used as they are. A new value needs a restart of the runtime.
+# DEVICES: {devices}; None reads COURSE_DEVICES. A new value needs a restart of the runtime.
 DEVICES = None  # @param {type:"raw"}'''
-# On JAX, chapter 9's device cell asks for JAX CPU devices instead, 4 unless DEVICES or COURSE_DEVICES says otherwise.
-DEVICES_DEFAULT = {"tensorflow": "default 1", "jax": "default 4 JAX CPU devices"}
+# On JAX (chapter 9) DEVICES makes virtual CPU devices for the meshes; no mesh there uses a GPU.
+DEVICES_MEANING = {
+    "tensorflow": "how many logical devices to split one GPU (or the CPU) into (default 1);\n# several real GPUs "
+                  "are used as they are",
+    "jax": "how many virtual CPU devices JAX makes for this chapter's meshes (default 4);\n# no mesh here uses "
+           "a GPU",
+}
 
 
 def parameters_for(backend: str) -> str:
-    return PARAMETERS_TEMPLATE.replace("{devices}", DEVICES_DEFAULT[backend])
+    return PARAMETERS_TEMPLATE.replace("{devices}", DEVICES_MEANING[backend])
 
 
 def backend_of(nb) -> str:
