@@ -66,11 +66,11 @@ def machine() -> str:
         pass
     wanted = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile") if f in flags]
     versions = []
-    for name in ("tensorflow", "keras", "jax"):
+    from importlib.metadata import PackageNotFoundError, version
+    for name in ("tensorflow", "tensorflow-cpu", "keras", "jax"):
         try:
-            from importlib.metadata import version
             versions.append(f"{name} {version(name)}")
-        except Exception:
+        except PackageNotFoundError:
             pass
     return (f"{model}; {os.cpu_count()} cores; flags {' '.join(wanted) or 'none of avx2/avx512/amx'}; Python "
             f"{platform.python_version()}; {', '.join(versions)}; COURSE_DEVICES="
