@@ -42,6 +42,8 @@ class Reading:
     verdict: str
     values: tuple
     baseline_values: tuple
+    per_round: tuple = ()  # the variant over its round's baseline (the geometric mean of its two runs)
+    aa_ratios: tuple = ()  # the baseline's second run over its first, per round: the A/A noise
 
     def __str__(self) -> str:
         what = "time" if self.unit == "s" else self.unit
@@ -120,7 +122,7 @@ def compare(title: str, variants: dict, *, rounds: int = 5, warmup: int = 1, uni
         per_round = [v / math.sqrt(a * b) for v, a, b in zip(values[name], values[base], values[again])]
         ratio, band, verdict = verdict_of(per_round, aa)
         readings.append(Reading(name, base, unit, ratio, band, verdict, tuple(values[name]),
-                                tuple(values[base] + values[again])))
+                                tuple(values[base] + values[again]), tuple(per_round), tuple(aa)))
         if record_as is not False:
             record(f"{record_as or title}: {name}", ratio, "x", verdict=verdict)
     return Comparison(title, tuple(readings), readings[0].band, rounds)

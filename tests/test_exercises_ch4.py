@@ -83,16 +83,17 @@ def test_a_scaled_loss_that_is_never_unscaled_is_refused(capsys):
     assert out.startswith(NOT_YET + "the first layer moved 3.28e+04x as far as one step"), out
 
 
-def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
+def in_float32(model, optimizer, tiny_loss, x, y):
     # In float32 the gradients do not underflow: the step is right, with no loss scaling at all.
-    def in_float32(model, optimizer, tiny_loss, x, y):
-        model.layers[0].dtype_policy = "float32"
-        with tf.GradientTape() as tape:
-            loss = tiny_loss(y, model(x, training=True))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
+    model.layers[0].dtype_policy = "float32"
+    with tf.GradientTape() as tape:
+        loss = tiny_loss(y, model(x, training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
 
+
+def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
     out = verdict(capsys, in_float32)
     assert out.startswith(NOT_YET + "keep the model in mixed_float16 (") and out.endswith(
         " computed in float32 during the step): scale the loss instead of changing the dtype."), out
@@ -101,11 +102,7 @@ def test_computing_in_float32_instead_of_scaling_is_refused(capsys):
 def test_c4_x2_computing_in_float32_and_restoring_the_policy_after_the_step_is_refused(capsys):
     # C4-X2: the checker used to read the layers' policy only after the step; it now records what they computed in.
     def switched_and_restored(model, optimizer, tiny_loss, x, y):
-        model.layers[0].dtype_policy = "float32"
-        with tf.GradientTape() as tape:
-            loss = tiny_loss(y, model(x, training=True))
-        gradients = tape.gradient(loss, model.trainable_variables)
-        optimizer.inner_optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        loss = in_float32(model, optimizer, tiny_loss, x, y)
         model.layers[0].dtype_policy = "mixed_float16"
         return loss
 

@@ -40,6 +40,7 @@ def test_a_clear_difference_is_read_with_its_direction(monkeypatch):
                               record_as=False)
     fast = result["fast"]
     assert fast.verdict == "below" and fast.ratio == pytest.approx(0.5, rel=0.05)
+    assert len(fast.per_round) == len(fast.aa_ratios) == 5 and fast.ratio == sorted(fast.per_round)[2]
     assert "0.50x slow's time (below, outside the noise" in str(result)
 
 
