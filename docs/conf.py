@@ -56,6 +56,16 @@ def minutes_table(path: Path = MINUTES) -> str:
         lines.append(f"| [{name.removesuffix('.ipynb')}](../notebooks/{name}) | {row['runs']} | "
                      f"{row['median_s'] / 60:.1f} min ({row['median_s']:.0f} s) | "
                      f"{row['min_s']:.0f} - {row['max_s']:.0f} s |")
+    others = data.get("other_devices", {})
+    if others:  # the other device counts, one column each: median seconds (runs)
+        counts = sorted(others, key=int)
+        lines += ["", "The same notebooks with other numbers of logical devices (`COURSE_DEVICES`), median seconds:",
+                  "", "| chapter | " + " | ".join(f"{n} devices" for n in counts) + " |",
+                  "| --- |" + " --- |" * len(counts)]
+        for name in sorted({name for table in others.values() for name in table}):
+            cells = [f"{others[n][name]['median_s']:.0f} s ({others[n][name]['runs']} runs)" if name in others[n]
+                     else "not measured" for n in counts]
+            lines.append(f"| {name.removesuffix('.ipynb')} | " + " | ".join(cells) + " |")
     missing = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name not in data["notebooks"])
     if missing:
         lines += ["", f"Not measured yet: {', '.join(n.removesuffix('.ipynb') for n in missing)}."]

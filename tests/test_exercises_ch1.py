@@ -95,10 +95,16 @@ def numbers():
     # C1-X4: an endless dataset gets a hint, not a hang
     (lambda: numbers().cache().shuffle(10, seed=1).batch(5).repeat(), "the dataset never ends"),
     (lambda: numbers().cache().shuffle(10, seed=1).batch(5).repeat().filter(lambda b: True),
-     "an epoch went on past 10 batches"),
+     "TensorFlow cannot tell where it ends"),
+    # a filter that never passes anything: reading it would never return, so the graph decides
+    (lambda: numbers().cache().shuffle(10, seed=1).batch(5).repeat().filter(lambda b: False),
+     "TensorFlow cannot tell where it ends"),
+    # a finite dataset of unknown length is still read: an endless generator is bounded by MAX_BATCHES
+    (lambda: tf.data.Dataset.from_generator(lambda: iter(int, 1), output_signature=tf.TensorSpec((), tf.int64))
+     .batch(5), "an epoch went on past 10 batches"),
 ], ids=["solution", "starting code", "cache last", "no reshuffle", "other batch size", "lost numbers", "no cache",
         "not a dataset", "cache after shuffle", "cache on an empty branch accepted", "repeat",
-        "repeat of unknown length"])
+        "repeat of unknown length", "repeat that never yields", "endless generator"])
 def test_reshuffled_batches(capsys, answer, says):
     assert says in verdict(capsys, "ch1.reshuffled_batches", answer())
 

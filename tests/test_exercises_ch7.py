@@ -250,6 +250,15 @@ def test_a_repeated_dataset_gets_a_hint_not_a_hang(capsys):
     assert out.endswith("for 12: remove any .repeat(); the trainer must get one epoch, each element once."), out
 
 
+def test_a_repeat_that_never_yields_gets_a_hint_not_a_hang(capsys):
+    # C1-X4: .repeat().filter(nothing passes) never delivers a first element; the graph decides before reading.
+    out = verdict(capsys, "ch7.each_element_once",
+                  lambda dataset, target: service("distributed_epoch")(dataset, target).repeat().filter(
+                      lambda element: element < 0))
+    assert out == ("[ch7.each_element_once] Not yet: the returned dataset has a .repeat() and TensorFlow cannot tell "
+                   "where it ends: remove the .repeat(); the trainer must get one epoch, each element once."), out
+
+
 def test_sharding_parallel_epochs_is_refused(capsys):
     # X-9: keeping every other element of "parallel_epochs" (shard(2, 0)) can deliver 12 elements, but each
     # tf.data worker still produced all 12; which 12 arrive depends on the two workers' pace.

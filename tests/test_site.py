@@ -84,7 +84,7 @@ def test_measure_keeps_every_run_and_its_min_median_max(monkeypatch):
 
 def test_a_failed_run_records_nothing_and_says_what_to_do(monkeypatch):
     monkeypatch.setattr(os, "environ", dict(os.environ))
-    with pytest.raises(SystemExit, match=re.escape(f"{CHAPTERS[0]}, run 1 of 2: FAILED: cell 3: raised")):
+    with pytest.raises(SystemExit, match=re.escape(f"{CHAPTERS[0]}, run 1 of 2 (2 devices): FAILED: cell 3: raised")):
         fast_mode_minutes.measure([NOTEBOOKS / CHAPTERS[0]], 2, run_one_returning(5.0, status="FAILED: cell 3: raised"))
 
 
@@ -97,6 +97,32 @@ def test_merge_keeps_rows_from_the_same_machine_and_drops_another_machines():
     assert other["notebooks"] == {"b.ipynb": row} and other["note"] == ""
 
 
+def test_other_device_counts_are_kept_apart_and_tabled(tmp_path):
+    row = {"runs": 1, "seconds": [60.0], "min_s": 60.0, "median_s": 60.0, "max_s": 60.0}
+    two = fast_mode_minutes.merge(None, {"a.ipynb": row}, MACHINE)
+    four = fast_mode_minutes.merge(two, {"a.ipynb": {**row, "median_s": 80.0}}, MACHINE, devices=4)
+    one = fast_mode_minutes.merge(four, {"b.ipynb": {**row, "median_s": 40.0}}, MACHINE, devices=1)
+    assert one["notebooks"] == {"a.ipynb": row}
+    assert one["other_devices"] == {"1": {"b.ipynb": {**row, "median_s": 40.0}},
+                                    "4": {"a.ipynb": {**row, "median_s": 80.0}}}
+    path = tmp_path / "minutes.json"
+    path.write_text(json.dumps(one))
+    table = conf.minutes_table(path)
+    assert "| chapter | 1 devices | 4 devices |" in table
+    assert "| a | not measured | 80 s (1 runs) |" in table and "| b | 40 s (1 runs) | not measured |" in table
+
+
+def test_measure_sets_the_device_count(monkeypatch):
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    seen = []
+
+    def run_one(path, build):
+        seen.append(os.environ["COURSE_DEVICES"])
+        return {"notebook": path.name, "status": "OK", "seconds": 1.0, "figures": "-"}
+    fast_mode_minutes.measure([NOTEBOOKS / CHAPTERS[0]], 1, run_one, devices=3)
+    assert seen == ["3"]
+
+
 def test_pinning_to_more_cores_than_the_process_has_is_refused(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "sched_setaffinity", lambda pid, cpus: None, raising=False)
@@ -105,7 +131,7 @@ def test_pinning_to_more_cores_than_the_process_has_is_refused(monkeypatch):
     assert fast_mode_minutes.pin(2) == 2
 
 
-@pytest.mark.parametrize("argv, message", [(["--runs", "0"], "--runs 0 --cores 2: both must be whole numbers >= 1"),
+@pytest.mark.parametrize("argv, message", [(["--runs", "0"], "--runs 0 --cores 2 --devices 2: each must be a whole number >= 1"),
                                            (["nowhere.ipynb"], "no such notebook: ")])
 def test_bad_arguments_are_refused_with_the_reason(argv, message, capsys):
     with pytest.raises(SystemExit):

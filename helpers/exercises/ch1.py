@@ -7,7 +7,7 @@ import itertools
 import keras
 import numpy as np
 
-from helpers.exercises.registry import exercise, number_hint
+from helpers.exercises.registry import dataset_op_types, exercise, number_hint, repeats_with_no_known_end
 
 
 @exercise("ch1.embedding_params")
@@ -48,16 +48,6 @@ def _logits_model(answer):
     return None
 
 
-def _op_types(dataset):
-    """The op types in a tf.data pipeline's graph (its functions included)."""
-    import tensorflow as tf
-
-    graph = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset._variant_tensor, external_state_policy=1)  # 1: ignore
-    graph_def = tf.compat.v1.GraphDef.FromString(graph.numpy())
-    return {node.op for node in graph_def.node} | {
-        node.op for function in graph_def.library.function for node in function.node_def}
-
-
 MAX_BATCHES = 10  # an epoch of 0..9 in batches of 5 has 2; reading more than this many means it does not end
 
 
@@ -70,6 +60,9 @@ def _reshuffled_batches(answer):
     if answer.cardinality() == tf.data.INFINITE_CARDINALITY:
         return ("the dataset never ends (a .repeat()?): give one epoch of the numbers; Keras' fit and a for loop "
                 "start a new epoch by iterating the dataset again.")
+    if repeats_with_no_known_end(answer):
+        return ("the dataset has a .repeat() and TensorFlow cannot tell where it ends (a filter after it?): give "
+                "one epoch of the numbers, without .repeat().")
     # Observed: three epochs of the learner's dataset must hold every number once each, in new batches. An unseeded
     # shuffle deals the same two batches about 1 time in 126, so only three identical epochs are refused. Each epoch
     # is read for at most MAX_BATCHES batches, so a dataset that never ends gets a hint, not a hang.
@@ -88,6 +81,6 @@ def _reshuffled_batches(answer):
                 "batching them, after the cache.")
     # A cache anywhere in the graph counts: a cache on a branch the numbers do not take (concatenate(... .cache()))
     # passes, accepted on purpose (tests/test_exercises_ch1.py); every natural misplacement is refused above.
-    if not any(op.startswith("CacheDataset") for op in _op_types(answer)):
+    if not any(op.startswith("CacheDataset") for op in dataset_op_types(answer)):
         return "the pipeline has no cache(): cache the numbers first, then shuffle and batch them."
     return None

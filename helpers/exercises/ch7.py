@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises.registry import exercise, number_hint
+from helpers.exercises.registry import exercise, number_hint, repeats_with_no_known_end
 
 
 @exercise("ch7.global_batch")
@@ -103,6 +103,9 @@ def _each_element_once(answer):
         dataset = answer(tf.data.Dataset.range(12).map(lambda i: 10 * i + 3), dispatcher.target)
         if not isinstance(dataset, tf.data.Dataset):
             return f"through_the_service must return a tf.data.Dataset (it returned a {type(dataset).__name__})."
+        if repeats_with_no_known_end(dataset):
+            return ("the returned dataset has a .repeat() and TensorFlow cannot tell where it ends: remove the "
+                    ".repeat(); the trainer must get one epoch, each element once.")
         counts, endless = _count_bounded(dataset)
         if endless:
             return endless

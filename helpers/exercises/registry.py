@@ -47,6 +47,25 @@ def number_hint(answer, right, mistakes: dict, otherwise: str) -> str | None:
     return next((hint for wrong, hint in mistakes.items() if answer == wrong), otherwise)
 
 
+def dataset_op_types(dataset) -> set[str]:
+    """The op types in a tf.data pipeline's graph (its functions included)."""
+    import tensorflow as tf
+
+    graph = tf.raw_ops.DatasetToGraphV2(input_dataset=dataset._variant_tensor, external_state_policy=1)  # 1: ignore
+    graph_def = tf.compat.v1.GraphDef.FromString(graph.numpy())
+    return {node.op for node in graph_def.node} | {
+        node.op for function in graph_def.library.function for node in function.node_def}
+
+
+def repeats_with_no_known_end(dataset) -> bool:
+    """A .repeat() whose length TensorFlow cannot tell (`.repeat().filter(...)`): reading it may wait forever for a
+    first element, so checks refuse it from its graph before reading anything."""
+    import tensorflow as tf
+
+    return (dataset.cardinality() == tf.data.UNKNOWN_CARDINALITY
+            and any(op.startswith("RepeatDataset") for op in dataset_op_types(dataset)))
+
+
 def _close(answer, expected, rel=0.01) -> bool:
     return isinstance(answer, numbers.Real) and math.isclose(float(answer), expected, rel_tol=rel)
 
