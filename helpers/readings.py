@@ -31,8 +31,10 @@ MARGIN = 1.5  # the band is 1.5 times the baseline's largest stray from itself (
 
 @dataclass(frozen=True)
 class Reading:
-    """One variant against the baseline: `ratio` = median(variant) / median(baseline) of the measured quantity
-    (time, or the unit the runs return); `band` = the A/A noise as a factor (1.08: ±8%); `verdict` one of VERDICTS."""
+    """One variant against the baseline: `ratio` = the median over rounds of variant / baseline (the geometric mean
+    of the baseline's two runs in that round) of the measured quantity (time, or the unit the runs return), so it can
+    differ from the ratio of the two medians; `band` = the A/A band as a factor (1.08: ±8%); `verdict` one of
+    helpers.report.VERDICTS."""
 
     name: str
     baseline: str
@@ -70,8 +72,8 @@ class Comparison:
                           f"{', '.join(r.name for r in self.readings)}.")
 
     def __str__(self) -> str:
-        head = (f"{self.title} ({self.rounds} rounds in rotating order; A/A noise: the baseline against itself "
-                f"varied ±{self.band - 1:.0%})")
+        head = (f"{self.title} ({self.rounds} rounds in rotating order; A/A band ±{self.band - 1:.0%}: 1.5 times "
+                "how far the baseline strayed from itself)")
         return "\n".join([head] + [f"  {reading}" for reading in self.readings])
 
 

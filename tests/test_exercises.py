@@ -280,7 +280,9 @@ def test_timed_speedup_reads_the_learners_code_against_the_starting_code_by_the_
     assert order.count("a") == 8 and order.count("b") == 4 and order[:3] == ["a", "b", "a"]
     assert result.ratio > 10 and len(result.baseline_s) == 8 and len(result.candidate_s) == 4
     assert result.verdict == "below" and result.reaches(5) and not result.reaches(1e9)
-    assert "x (the starting code against itself varied ±" in str(result)
+    assert str(result).endswith("x as fast as the starting code (time below the starting code's, outside the noise; "
+                                "A/A band ±" + f"{result.noise - 1:.0%}, 1.5 times how far the starting code strayed "
+                                "from itself)")
 
 
 def test_a_speedup_inside_the_noise_does_not_reach_any_goal():

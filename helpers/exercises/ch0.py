@@ -124,6 +124,5 @@ def _vectorized_dropout(answer):
                 "random numbers from `rng`, not reuse a remembered result.")
     if speedup.reaches(10):
         return None
-    return (f"it is {speedup.ratio:.1f}x as fast as the per-token loop (the loop timed against itself varied "
-            f"{speedup.noise:.2f}x); aim for 10x: draw one random mask for the whole batch "
+    return (f"it ran {speedup}; aim for 10x, outside the noise: draw one random mask for the whole batch "
             "(rng.random(batch.shape) < rate) and apply it with np.where.")

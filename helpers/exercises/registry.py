@@ -85,7 +85,10 @@ class Speedup:
         return self.ratio >= goal and self.verdict == "below"
 
     def __str__(self) -> str:
-        return f"{self.ratio:.1f}x (the starting code against itself varied ±{self.noise - 1:.0%})"
+        side = {"below": "time below the starting code's, outside the noise",
+                "above": "time above the starting code's, outside the noise"}.get(self.verdict, "within noise")
+        return (f"{self.ratio:.1f}x as fast as the starting code ({side}; A/A band ±{self.noise - 1:.0%}, 1.5 times "
+                "how far the starting code strayed from itself)")
 
 
 def timed_speedup(baseline, candidate, repeats: int = 5) -> Speedup:
