@@ -205,6 +205,9 @@ def test_the_chapter_runs_without_tensorflow_on_the_default_runtime_and_its_solu
     assert "DataParallel on 4 devices" in text and "same loss per epoch, up to float32 rounding" in text
     assert "mesh: {'batch': 2, 'model': 2}" in text
     assert "spec (None, 'model')" in text and "per device (2336, 23)" in text
+    # ZeRO-3 layouts over the 4 devices' data axis: the table padded to 30,984 rows, a quarter on each device
+    assert "mesh: {'batch': 4}: weights and batches on one axis" in text and "per device (7746, 7)" in text
+    assert "ZeRO-3 loss per epoch" in text and "a ring all-reduce over 4 device(s)" in text
     for name in ("ch9.effective_batch", "ch9.exact_largest_batch", "ch9.kernel_on_model_axis"):
         assert f"[{name}] Correct. Well done." in text, name
     assert "TensorFlow found: None [" in text  # Keras may look for it; nothing needed it
@@ -215,7 +218,9 @@ def test_sections_3_and_4_size_the_global_batch_from_one_device(monkeypatch):
     from nbclient import NotebookClient
 
     expected = ["global batch 16 = 16 per device x 1 device(s)", "DataParallel on 1 devices",
-                "1 device(s): the model axis has one device", "mesh: {'batch': 1, 'model': 1}"]
+                "1 device(s): the model axis has one device", "mesh: {'batch': 1, 'model': 1}",
+                "2 x (1 - 1) / 1 of that = 0.00 MB per device per step", "mesh: {'batch': 1}: weights and batches",
+                "measured/predicted 1.000", "ZeRO-3 loss per epoch"]
     monkeypatch.setenv("COURSE_DEVICES", "1")
     monkeypatch.setenv("COURSE_FAST", "1")
     monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)

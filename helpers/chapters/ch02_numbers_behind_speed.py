@@ -150,7 +150,7 @@ def variable_bytes(model):
     return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in variables)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 47
+# notebooks/02_numbers_behind_speed.ipynb, cell 49
 # in 5. Communication: what an all-reduce costs
 import tensorflow as tf
 
@@ -261,7 +261,7 @@ def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware
     return replicas * step_seconds / (fixed_seconds + compute + allreduce_seconds)
 
 
-# notebooks/02_numbers_behind_speed.ipynb, cell 54
+# notebooks/02_numbers_behind_speed.ipynb, cell 56
 # in 6. A calculator: predict, then measure here
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}  # optimizer state: float32 values per parameter
 

@@ -6,7 +6,7 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/09_bigger_than_one_device.ipynb, cell 8
+# notebooks/09_bigger_than_one_device.ipynb, cell 9
 # in 1. Out of memory: what it looks like, what to do
 def is_out_of_memory(err: BaseException) -> bool:
     """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ..."); JAX raises a
