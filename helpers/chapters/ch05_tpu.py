@@ -6,7 +6,7 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/05_tpu.ipynb, cell 34
+# notebooks/05_tpu.ipynb, cell 33
 # in 6. Step fusing: `steps_per_execution`
 import helpers.data
 import helpers.models
