@@ -1,12 +1,12 @@
-"""Programs that run as their own processes (chapter 7): `python helpers/programs/NAME.py --help`.
+"""Programs that run as their own processes (chapters 3 and 7): `python helpers/programs/NAME.py --help`.
 
-Each file is complete and uses only TensorFlow, Keras and NumPy: the chapter 7 notebook writes the same text to a
-file with %%writefile and launches it (`make template` keeps the two identical).
+Each file is complete and uses only TensorFlow, Keras and NumPy: its notebook writes the same text to a file with
+%%writefile and launches it (`make export` keeps the two identical).
 """
 
 from pathlib import Path
 
-NAMES = ("multiworker", "parameter_server", "resumable")
+NAMES = ("multiworker", "parameter_server", "resumable", "train_multi_gpu")
 
 
 def program(name: str) -> Path:
