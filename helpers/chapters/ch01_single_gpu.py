@@ -6,7 +6,7 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/01_single_gpu.ipynb, cell 16
+# notebooks/01_single_gpu.ipynb, cell 17
 # in 3. CPU vs accelerator: a matrix product, measured properly
 import statistics
 import time
@@ -75,7 +75,7 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     return timing
 
 
-# notebooks/01_single_gpu.ipynb, cell 38
+# notebooks/01_single_gpu.ipynb, cell 39
 # in 5. The model
 import keras
 
