@@ -18,48 +18,70 @@ def offline(monkeypatch):
     monkeypatch.setattr(helpers.data, "_download_reuters", no_network)
 
 
-def fake_comparison(rate_1, rate_8, rate_32):
-    """A compare() over N = 1, 8, 32 whose medians are the given rates."""
+def fake_comparison(rate_1, rate_2, rate_8, rate_32):
+    """A compare() over N = 1, 2, 8, 32 whose readings' ratios to N=1 are the given rates' (medians equal)."""
     base = (rate_1, rate_1)
-    return Comparison("step fusing, test", (
-        Reading("steps_per_execution=8", "steps_per_execution=1", "steps/s", rate_8 / rate_1, 1.1, "above",
-                (rate_8,), base),
-        Reading("steps_per_execution=32", "steps_per_execution=1", "steps/s", rate_32 / rate_1, 1.1, "within noise",
-                (rate_32,), base)), 1.1, 5)
+    return Comparison("step fusing, test", tuple(
+        Reading(f"steps_per_execution={n}", "steps_per_execution=1", "steps/s", rate / rate_1, 1.1, "above",
+                (rate,), base) for n, rate in ((2, rate_2), (8, rate_8), (32, rate_32))), 1.1, 5)
+
+
+def looped(c, o):
+    """Steps/s at N under t(N) = c + o/N."""
+    return lambda n: 1 / (c + o / n)
 
 
 # ---------------------------------------------------------------------------- step fusing
 
 
 def test_per_call_model_recovers_c_and_o_from_two_rates_and_predicts_a_third():
-    c, o = 0.002, 0.006  # 2 ms of work per step, 6 ms per call
-    rate = lambda n: 1 / (c + o / n)  # noqa: E731
-    fitted_c, fitted_o = taught.per_call_model(rate(1), rate(8))
-    assert fitted_c == pytest.approx(c) and fitted_o == pytest.approx(o)
+    rate = looped(0.002, 0.006)  # 2 ms of work per step, 6 ms per call
+    fitted_c, fitted_o = taught.per_call_model(rate(2), rate(8))
+    assert fitted_c == pytest.approx(0.002) and fitted_o == pytest.approx(0.006)
     assert taught.predicted_rate(fitted_c, fitted_o, 32) == pytest.approx(rate(32))
 
 
-def test_prediction_lines_use_only_the_first_two_settings():
-    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(125.0, 1 / 0.00275, 450.0))
-    assert predicted == pytest.approx(1 / (0.002 + 0.006 / 32))  # from N=1 and N=8 alone
+def test_prediction_lines_fit_the_two_looped_settings_only():
+    rate = looped(0.002, 0.006)
+    # N=1 runs no loop: a rate off the model must not move the prediction
+    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 450.0))
+    assert predicted == pytest.approx(rate(32))
     assert ratio == pytest.approx(450.0 / predicted)
-    assert lines[0] == ("fitted on N=1 (125 steps/s) and N=8 (364 steps/s): c = 2.00 ms of work per step, "
+    assert lines[0] == ("fitted on N=2 (200 steps/s) and N=8 (364 steps/s): c = 2.00 ms of work per step, "
                         "o = 6.00 ms per call")
     assert lines[1].startswith(f"N=32: predicted {predicted:,.0f} steps/s (")
-    assert "measured 450 steps/s (3.60x); measured/predicted" in lines[1]
-    assert len(lines) == 2
+    assert "measured 450 steps/s (2.25x); measured/predicted" in lines[1]
+    assert lines[2] == "the model's ceiling 1/c = 500 steps/s (2.50x N=1)"  # 2.25x is under it: no flag
+    assert len(lines) == 3
+
+
+def test_a_gain_above_the_models_ceiling_is_flagged():
+    rate = looped(0.002, 0.006)
+    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 600.0))  # 3x > 2.5x x 1.1
+    assert lines[2].startswith("the model's ceiling 1/c = 500 steps/s (2.50x N=1)  <- BEATS THE MODEL'S CEILING")
+    within, _, _ = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 540.0))  # inside the A/A band
+    assert within[2] == "the model's ceiling 1/c = 500 steps/s (2.50x N=1)"
+
+
+def test_fusing_rates_follow_the_readings_ratios_not_the_ratio_of_medians():
+    comparison = fake_comparison(100.0, 120.0, 150.0, 200.0)
+    skewed = Comparison(comparison.title, tuple(Reading(r.name, r.baseline, r.unit, r.ratio * 1.1, r.band, r.verdict,
+                                                        r.values, r.baseline_values) for r in comparison.readings),
+                        comparison.band, comparison.rounds)
+    assert ch05_tpu.fusing_rates(skewed) == pytest.approx([100.0, 132.0, 165.0, 220.0])
 
 
 def test_prediction_lines_say_when_fusing_showed_no_per_call_cost():
-    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 95.0, 101.0))
-    assert lines[-1].startswith("o <= 0: N=8 was no faster than N=1 here")
+    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 100.0, 95.0, 101.0))
+    assert lines[-1].startswith("o <= 0: N=8 was no faster than N=2 here")
 
 
 def test_fusing_gains_are_the_readings_ratios_plus_the_published_point():
-    gains = ch05_tpu.fusing_gains({"one device": fake_comparison(100.0, 150.0, 200.0)})
-    assert gains == {"one device": ([1, 8, 32], [1.0, 1.5, 2.0]),
+    gains = ch05_tpu.fusing_gains({"one device": fake_comparison(100.0, 120.0, 150.0, 200.0)})
+    assert gains == {"one device": ([1, 2, 8, 32], [1.0, 1.2, 1.5, 2.0]),
                      "published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
-    assert ch05_tpu.fusing_rates(fake_comparison(100.0, 150.0, 200.0)) == [100.0, 150.0, 200.0]
+    assert ch05_tpu.fusing_rates(fake_comparison(100.0, 120.0, 150.0, 200.0)) == pytest.approx(
+        [100.0, 120.0, 150.0, 200.0])
 
 
 def test_fused_fit_builds_once_and_times_steady_steps(monkeypatch):
@@ -84,18 +106,19 @@ def test_step_fusing_benchmark_reads_each_place_through_compare(monkeypatch, off
 
     calls = []
 
-    def fake(build, dataset, *, strategy, steps, label, values=(1, 8, 32), rounds=5):
+    def fake(build, dataset, *, strategy, steps, label, values=(1, 2, 8, 32), rounds=5):
         calls.append((build.__name__, steps, label, int(dataset.element_spec[0].shape[0])))
-        return fake_comparison(100.0, 150.0, 160.0)
+        return fake_comparison(100.0, 120.0, 150.0, 160.0)
 
     monkeypatch.setattr(ch05_tpu, "fusing_comparison", fake)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
     result = bench.chapter_function("step-fusing")(True)
     assert calls[0] == ("reuters_bag_of_words", 256, "one device", 32)
     assert result.columns == ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"]
-    assert result.rows[:3] == [["one device", 1, 100.0, 1.0, "baseline", None],
+    assert result.rows[:4] == [["one device", 1, 100.0, 1.0, "baseline", None],
+                               ["one device", 2, 120.0, 1.2, "above", None],
                                ["one device", 8, 150.0, 1.5, "above", None],
-                               ["one device", 32, 160.0, 1.6, "within noise", result.rows[2][5]]]
+                               ["one device", 32, 160.0, 1.6, "above", result.rows[3][5]]]
 
 
 # ---------------------------------------------------------------------------- pipelines, seeds, the ResNet step

@@ -6,13 +6,13 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/05_tpu.ipynb, cell 33
+# notebooks/05_tpu.ipynb, cell 34
 # in 6. Step fusing: `steps_per_execution`
 import helpers.data
 import helpers.models
 import helpers.timing
 
-STEPS_PER_EXECUTION = (1, 8, 32)
+STEPS_PER_EXECUTION = (1, 2, 8, 32)
 
 
 def fused_fit(build_model, steps_per_execution, dataset, *, strategy, steps):
@@ -31,7 +31,7 @@ def fused_fit(build_model, steps_per_execution, dataset, *, strategy, steps):
     return steps_per_second
 
 
-def per_call_model(rate_a, rate_b, n_a=1, n_b=8):
+def per_call_model(rate_a, rate_b, n_a=2, n_b=8):
     """Fit t(N) = c + o/N (seconds per step) through two measured rates (steps/s at N = n_a and n_b):
     c = each step's own work, o = the fixed cost of one call from Python. Returns (c, o)."""
     t_a, t_b = 1 / rate_a, 1 / rate_b

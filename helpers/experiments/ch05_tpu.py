@@ -33,24 +33,31 @@ def summary(samples, unit: str = "") -> str:
 
 
 def fusing_rates(comparison, values=STEPS_PER_EXECUTION) -> list[float]:
-    """Median steps/s at each of `values` from a compare() over them (the first is the baseline, run twice a round)."""
-    return [statistics.median(comparison.readings[0].baseline_values)] + [
-        statistics.median(reading.values) for reading in comparison.readings]
+    """Steps/s at each of `values` from a compare() over them: the baseline's median, then that times each reading's
+    ratio (the median of per-round ratios, the gain the readings and the plot show), so fit and plot agree."""
+    base = statistics.median(comparison.readings[0].baseline_values)
+    return [base] + [base * reading.ratio for reading in comparison.readings]
 
 
 def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str], float, float]:
-    """t(N) = c + o/N fitted on the first two of `values`, its prediction for the last beside the measured rate.
+    """t(N) = c + o/N fitted on the two middle `values` (both run Keras's loop of steps, which N=1 does not), its
+    prediction for the last beside the measured rate, gains relative to the first (N=1).
     Returns (printed lines, predicted steps/s, measured / predicted)."""
     rates = fusing_rates(comparison, values)
-    c, o = per_call_model(rates[0], rates[1], values[0], values[1])
+    c, o = per_call_model(rates[1], rates[2], values[1], values[2])
     predicted = predicted_rate(c, o, values[-1])
     ratio = rates[-1] / predicted
-    lines = [f"fitted on N={values[0]} ({_number(rates[0])} steps/s) and N={values[1]} ({_number(rates[1])} steps/s): "
+    lines = [f"fitted on N={values[1]} ({_number(rates[1])} steps/s) and N={values[2]} ({_number(rates[2])} steps/s): "
              f"c = {c * 1e3:.2f} ms of work per step, o = {o * 1e3:.2f} ms per call",
              f"N={values[-1]}: predicted {_number(predicted)} steps/s ({predicted / rates[0]:.2f}x N={values[0]}), "
              f"measured {_number(rates[-1])} steps/s ({rates[-1] / rates[0]:.2f}x); measured/predicted {ratio:.2f}"]
+    if o > 0:
+        ceiling = 1 / c / rates[0]  # the gain as N grows without end: every call's fixed cost gone
+        beaten = "  <- BEATS THE MODEL'S CEILING: part of each step's cost shrinks with N too, or the load changed"
+        lines.append(f"the model's ceiling 1/c = {_number(1 / c)} steps/s ({ceiling:.2f}x N={values[0]})"
+                     + (beaten if rates[-1] / rates[0] > ceiling * comparison.band else ""))  # beyond the noise
     if o <= 0:
-        lines.append(f"o <= 0: N={values[1]} was no faster than N={values[0]} here, so the model predicts no gain")
+        lines.append(f"o <= 0: N={values[2]} was no faster than N={values[1]} here, so the model predicts no gain")
     return lines, predicted, ratio
 
 
