@@ -76,7 +76,7 @@ def fusing_comparison(build, dataset, *, strategy, steps: int, label: str, value
 
 
 def step_fusing(fast: bool) -> Result:
-    """steps_per_execution 1, 8, 32 for the tiny model, on one device and under the best strategy here: median
+    """steps_per_execution 1, 2, 8, 32 for the tiny model, on one device and under the best strategy here: median
     steps/s, the ratio to 1 and its verdict (helpers.readings), and t(N) = c + o/N's prediction for the last value."""
     import tensorflow as tf
 
