@@ -10,7 +10,7 @@ import time
 from helpers.chapters.ch05_tpu import STEPS_PER_EXECUTION, fused_fit, per_call_model, predicted_rate
 from helpers.errors import CourseError, whole_number
 from helpers.plots import lines as line_chart
-from helpers.readings import compare
+from helpers.readings import compare, verdict_of
 from helpers.results import Result
 
 # The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu, "Train a model using Keras high-level APIs"):
@@ -55,10 +55,17 @@ def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str],
         ceiling = 1 / c / rates[0]  # the gain as N grows without end: every call's fixed cost gone
         beaten = "  <- BEATS THE MODEL'S CEILING: part of each step's cost shrinks with N too, or the load changed"
         lines.append(f"the model's ceiling 1/c = {_number(1 / c)} steps/s ({ceiling:.2f}x N={values[0]})"
-                     + (beaten if rates[-1] / rates[0] > ceiling * comparison.band else ""))  # beyond the noise
+                     + (beaten if _beyond(comparison.readings[-1], ceiling) else ""))
     if o <= 0:
         lines.append(f"o <= 0: N={values[2]} was no faster than N={values[1]} here, so the model predicts no gain")
     return lines, predicted, ratio
+
+
+def _beyond(reading, ceiling: float) -> bool:
+    """Whether a gain reads above `ceiling` by the course's one rule (its per-round gains against the A/A noise)."""
+    per_round = reading.per_round or (reading.ratio,)
+    aa_ratios = reading.aa_ratios or (1.0,) * len(per_round)
+    return verdict_of([gain / ceiling for gain in per_round], aa_ratios)[2] == "above"
 
 
 def fusing_gains(comparisons: dict, values=STEPS_PER_EXECUTION) -> dict:
