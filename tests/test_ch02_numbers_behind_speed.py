@@ -196,3 +196,18 @@ def test_the_ceilings_benchmark_prints_json_and_a_png(tmp_path):
     assert [r["product"] for r in result["results"]] == ["square 1024", "Dense 1024, batch 64", "matrix-vector"]
     assert result["results"][0]["FLOPs/byte"] == round(2 * 1024**3 / (3 * 1024**2 * 4), 2)
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_ceilings_default_to_the_first_accelerator_not_the_cpu_tensorflow_lists_first(monkeypatch):
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from helpers.chapters import ch02_numbers_behind_speed as ch2
+
+    listed = {None: ["/device:CPU:0", "/device:GPU:0"], "GPU": ["/device:GPU:0"], "TPU": []}
+    monkeypatch.setattr(tf.config, "list_logical_devices",
+                        lambda kind=None: [SimpleNamespace(name=n) for n in listed[kind]])
+    assert ch2.first_device() == "/device:GPU:0"
+    listed.update({None: ["/device:CPU:0"], "GPU": []})
+    assert ch2.first_device() == "/device:CPU:0"

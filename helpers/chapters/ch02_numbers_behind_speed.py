@@ -15,12 +15,18 @@ from helpers.chapters.ch01_single_gpu import measure
 FLAT = 1.1  # a sweep has flattened when doubling n gains less than 10%
 
 
+def first_device() -> str:
+    """The runtime's main device: the first GPU or TPU, else the CPU (TensorFlow lists the CPU first)."""
+    accelerators = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU")
+    return (accelerators or tf.config.list_logical_devices())[0].name
+
+
 def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats=5, largest=None):
-    """The best FLOP/s a square matmul reaches over `sizes` on `device` (default: the first logical device):
+    """The best FLOP/s a square matmul reaches over `sizes` on `device` (default: first_device()):
     this runtime's ceiling for `dtype`. Each size counts its fastest repeat (a ceiling is what the hardware can
     reach, and a slow spell only lowers it). With `largest`, the sweep goes on doubling n up to `largest` while
     the last doubling still gained more than 10%. Returns (ceiling, {n: (FLOP/s, Timing)})."""
-    device = device or tf.config.list_logical_devices()[0].name
+    device = device or first_device()
     sizes, points = list(sizes), {}
     with tf.device(device):
         while sizes:
@@ -38,7 +44,7 @@ def memory_bandwidth(megabytes=64, device=None, repeats=5):
     """Bytes per second read by a sum over a float32 array of `megabytes` MiB (2**20 bytes; each byte read once),
     from the fastest repeat, and its Timing. The array must be larger than the last-level cache, or this measures
     the cache."""
-    with tf.device(device or tf.config.list_logical_devices()[0].name):
+    with tf.device(device or first_device()):
         x = tf.ones((megabytes * 2**20 // 4,), "float32")
         timing = measure(lambda: tf.reduce_sum(x), repeats=repeats, name=f"sum of {megabytes} MiB")
     return megabytes * 2**20 / timing.min, timing
