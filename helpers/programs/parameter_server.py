@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 
 # TensorFlow's modules live until the program ends: exempt them from garbage collection, which would otherwise
-# spend about 2 s scanning them once more at exit (Python docs: gc.freeze).
+# spend time scanning them once more at exit (Python docs: gc.freeze).
 gc.freeze()
 
 
