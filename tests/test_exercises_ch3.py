@@ -152,7 +152,8 @@ def test_busy_replicas_refuses_a_per_replica_batch_of_8_that_follows_the_rule_bu
     assert re.match(
         rf"\[{BUSY}\] Not yet: an epoch of {EPOCH_EXAMPLES} examples on 1 replica\(s\) took \S+ s at your global "
         r"batch 8 \(8 per replica\) and \S+ s at the starting code's 8: \d+\.\dx as fast as the starting code \("
-        r"[^;]+; A/A band ±\d+%, 1\.5 times how far the starting code strayed from itself\); the goal is 2x, outside that noise. Fewer, larger steps", out), out
+        r"[^;]+; A/A band ±\d+%, 1\.5 times how far the starting code strayed from itself\); the goal is 2x, "
+        r"outside that noise. Fewer, larger steps", out), out
 
 
 def fake_runners(monkeypatch, starting_s, yours_s, disturbed_call=None, disturbed_s=0.0):

@@ -131,7 +131,8 @@ def test_pinning_to_more_cores_than_the_process_has_is_refused(monkeypatch):
     assert fast_mode_minutes.pin(2) == 2
 
 
-@pytest.mark.parametrize("argv, message", [(["--runs", "0"], "--runs 0 --cores 2 --devices 2: each must be a whole number >= 1"),
+@pytest.mark.parametrize("argv, message", [(["--runs", "0"],
+                                            "--runs 0 --cores 2 --devices 2: each must be a whole number >= 1"),
                                            (["nowhere.ipynb"], "no such notebook: ")])
 def test_bad_arguments_are_refused_with_the_reason(argv, message, capsys):
     with pytest.raises(SystemExit):

@@ -8,9 +8,9 @@ Each notebook runs `--runs` times, as `make run` runs it (tools/run_notebooks.ru
 `--devices` logical devices (default 2), no widgets), in a process pinned to `--cores` CPU cores where the system
 allows it. The min/median/max seconds and the machine (CPU model, cores, date, TensorFlow and Keras versions) go to
 docs/fast_mode_minutes.json, from which `make site` writes the page's tables: 2 devices, as `make run`, in
-"notebooks", other counts in "other_devices" (fast mode must stay within 90 s with 1 to 4). Notebooks measured now replace their
-rows; rows measured on another machine (CPU model or cores) are dropped, so the table describes one machine. A run
-that fails records nothing: its time would not be the notebook's.
+"notebooks", other counts in "other_devices" (fast mode must stay within 90 s with 1 to 4). Notebooks measured now
+replace their rows; rows measured on another machine (CPU model or cores) are dropped, so the table describes one
+machine. A run that fails records nothing: its time would not be the notebook's.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def measure(paths: list[Path], runs: int, run_one=run_notebooks.run_one, devices
             for i in range(runs):
                 row = run_one(path, Path(build))
                 if row["status"] != "OK":
-                    raise SystemExit(f"{path.name}, run {i + 1} of {runs} ({devices} devices): {row['status']}. Nothing recorded for "
+                    raise SystemExit(f"{path.name}, run {i + 1} of {runs} ({devices} devices): {row['status']}. "
+                                     "Nothing recorded for "
                                      f"it; fix the notebook (`make notebook NB=notebooks/{path.name}`) and measure "
                                      "again.")
                 seconds.append(round(row["seconds"], 1))
@@ -123,7 +124,8 @@ def main(argv=None) -> int:
     old = json.loads(args.out.read_text()) if args.out.is_file() else None
     args.out.write_text(json.dumps(merge(old, rows, about, args.note, args.devices), indent=2) + "\n")
     for name, row in rows.items():
-        print(f"{name} ({args.devices} devices): min {row['min_s']:.0f} s, median {row['median_s']:.0f} s, max {row['max_s']:.0f} s")
+        print(f"{name} ({args.devices} devices): min {row['min_s']:.0f} s, median {row['median_s']:.0f} s, "
+              f"max {row['max_s']:.0f} s")
     print(f"written: {args.out}")
     return 0
 

@@ -148,6 +148,7 @@ def _fused_steps(answer):
         speed = timed_speedup(train(copy_start, one_device), train(copy, one_device), repeats=FUSED_REPEATS)
     if not speed.reaches(FUSED_GOAL):
         return (f"with steps_per_execution={fused} your model trained the same {FUSED_STEPS} steps per fit "
-                f"{speed}; aim for {FUSED_GOAL:g}x and outside that noise: fuse more steps per call, or run the check again "
+                f"{speed}; aim for {FUSED_GOAL:g}x and outside that noise: fuse more steps per call, or run the check "
+                "again "
                 "if the machine was busy.")
     return None

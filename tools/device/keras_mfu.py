@@ -189,7 +189,8 @@ def main():
         "recipe": recipe, "prediction": prediction, "measurement": measurement,
         "how": ("tools/device/keras_mfu.py" + (" --tiny" if args.tiny else "") + f" on {device.device_kind}: Keras "
                 f"{keras.__version__} on the JAX backend, fit() on NumPy int32 ids; the step time predicted from "
-                f"6 x Dense parameters x batch over the bf16 ceiling of an n={r['matmul_n']} matmul timed in the same run, "
+                f"6 x Dense parameters x batch over the bf16 ceiling of an n={r['matmul_n']} matmul timed in the same "
+                "run, "
                 f"plus the step time of the same loop at W={r['fixed_width']}, then measured as the median over the "
                 "timed epochs"),
     }
