@@ -6,7 +6,7 @@ Each file is complete and uses only TensorFlow, Keras and NumPy: its notebook wr
 
 from pathlib import Path
 
-NAMES = ("multiworker", "parameter_server", "resumable", "train_multi_gpu", "train_multi_gpu_jax")
+NAMES = ("multiworker", "parameter_server", "resumable", "train_multi_gpu", "train_multi_gpu_jax", "fit_jax_processes")
 
 
 def program(name: str) -> Path:
