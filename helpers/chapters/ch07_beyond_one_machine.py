@@ -6,7 +6,7 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/07_beyond_one_machine.ipynb, cell 17
+# notebooks/07_beyond_one_machine.ipynb, cell 18
 # in 3. Two workers on this machine
 import json
 import os
