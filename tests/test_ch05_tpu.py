@@ -23,7 +23,8 @@ def fake_comparison(rate_1, rate_2, rate_8, rate_32):
     base = (rate_1, rate_1)
     return Comparison("step fusing, test", tuple(
         Reading(f"steps_per_execution={n}", "steps_per_execution=1", "steps/s", rate / rate_1, 1.1, "above",
-                (rate,), base) for n, rate in ((2, rate_2), (8, rate_8), (32, rate_32))), 1.1, 5)
+                (rate,), base, (rate / rate_1,), (1.0,)) for n, rate in ((2, rate_2), (8, rate_8), (32, rate_32))),
+        1.1, 5)
 
 
 def looped(c, o):
@@ -66,7 +67,8 @@ def test_a_gain_above_the_models_ceiling_is_flagged():
 def test_fusing_rates_follow_the_readings_ratios_not_the_ratio_of_medians():
     comparison = fake_comparison(100.0, 120.0, 150.0, 200.0)
     skewed = Comparison(comparison.title, tuple(Reading(r.name, r.baseline, r.unit, r.ratio * 1.1, r.band, r.verdict,
-                                                        r.values, r.baseline_values) for r in comparison.readings),
+                                                        r.values, r.baseline_values, r.per_round, r.aa_ratios)
+                                                for r in comparison.readings),
                         comparison.band, comparison.rounds)
     assert ch05_tpu.fusing_rates(skewed) == pytest.approx([100.0, 132.0, 165.0, 220.0])
 

@@ -56,16 +56,14 @@ def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str],
         beaten = "  <- BEATS THE MODEL'S CEILING: part of each step's cost shrinks with N too, or the load changed"
         lines.append(f"the model's ceiling 1/c = {_number(1 / c)} steps/s ({ceiling:.2f}x N={values[0]})"
                      + (beaten if _beyond(comparison.readings[-1], ceiling) else ""))
-    if o <= 0:
+    else:
         lines.append(f"o <= 0: N={values[2]} was no faster than N={values[1]} here, so the model predicts no gain")
     return lines, predicted, ratio
 
 
 def _beyond(reading, ceiling: float) -> bool:
     """Whether a gain reads above `ceiling` by the course's one rule (its per-round gains against the A/A noise)."""
-    per_round = reading.per_round or (reading.ratio,)
-    aa_ratios = reading.aa_ratios or (1.0,) * len(per_round)
-    return verdict_of([gain / ceiling for gain in per_round], aa_ratios)[2] == "above"
+    return verdict_of([gain / ceiling for gain in reading.per_round], reading.aa_ratios)[2] == "above"
 
 
 def fusing_gains(comparisons: dict, values=STEPS_PER_EXECUTION) -> dict:
