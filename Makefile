@@ -27,10 +27,11 @@ PIP_INSTALL = $(if $(UV),$(UV) pip install -q --python $(BIN)/python,$(BIN)/pyth
 	--disable-pip-version-check)
 
 .PHONY: help setup test unit notebook lint run lab export template outputs data clean colab colab-environment kaggle \
-	kaggle-environment tensorboard screenshots browser test-browser site test-site release student
+	kaggle-environment colab-tpu colab-tpu-environment tensorboard screenshots browser test-browser site test-site \
+	release student
 
 help:  ## this list
-	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  make %-19s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  make %-21s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 setup: $(STAMP)  ## create .venv: the course with TensorFlow (CPU build) and the test tools; idempotent
 
@@ -91,6 +92,17 @@ kaggle:  ## the same in a replica of Kaggle's GPU image (.venv-kaggle)
 kaggle-environment:  ## only build the Kaggle replica's .venv-kaggle
 	@$(NEEDS_PYTHON)
 	$(PYTHON) tools/replica.py --platform kaggle --environment-only
+
+# Colab's TPU runtime replicated (Python 3.13, JAX 0.7.2, no TensorFlow; libtpu left out, JAX runs on 8 host
+# devices): the chapters on Keras's JAX backend run whole, every other one must stop at its setup cell in one line.
+colab-tpu:  ## the same in a replica of Colab's TPU runtime (.venv-colab-tpu): JAX chapters run, others stop
+	@$(NEEDS_PYTHON)
+	$(PYTHON) tools/replica.py --platform colab-tpu --jobs $(JOBS)
+
+# Only the TPU replica's venv (`make colab-tpu` reuses it while tools/platforms/colab-tpu.txt is unchanged).
+colab-tpu-environment:  ## only build the Colab TPU replica's .venv-colab-tpu
+	@$(NEEDS_PYTHON)
+	$(PYTHON) tools/replica.py --platform colab-tpu --environment-only
 
 lab: setup  ## JupyterLab on notebooks/
 	$(PIP_INSTALL) -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
@@ -159,7 +171,7 @@ data: setup  ## write chapter 6's generated image folder, data/shapes/
 	$(BIN)/python -m helpers.images
 
 clean:  ## remove build/, coverage data and the replicas' venvs
-	rm -rf build .coverage .venv-colab .venv-kaggle
+	rm -rf build .coverage .venv-colab .venv-kaggle .venv-colab-tpu
 
 # One commit that sets the version (helpers/__init__.py, CITATION.cff), moves CHANGELOG's unreleased entries under it
 # and points every badge and setup cell at it; the maintainer then tags vX.Y.Z and pushes (publish.yml uploads it).

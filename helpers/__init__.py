@@ -22,7 +22,7 @@ from helpers.errors import CourseError  # noqa: E402
 
 # The plumbing several chapters share. Chapter code is in helpers/chapters and helpers/experiments, runnable programs
 # in helpers/programs, and the benchmark command line in helpers/bench.py; none of those is imported here.
-PLUMBING = ("calculator", "cluster", "course", "data", "devices", "errors", "exercises", "hardware", "images",
+PLUMBING = ("calculator", "cluster", "course", "cpu", "data", "devices", "errors", "exercises", "hardware", "images",
             "installs", "live_view", "models", "plots", "processes", "quiet", "readings", "report", "results",
             "storage", "strategies", "tables", "timing", "versions")
 __all__ = ["Course", "CourseError", "setup"]

@@ -16,7 +16,8 @@ import sys
 
 from helpers.errors import CourseError
 
-# name -> (chapter module, function): each function takes `fast` and returns a helpers.results.Result.
+# name -> (chapter module, function): each function takes `fast` and returns a helpers.results.Result. Those in
+# JAX_BENCHMARKS run Keras on JAX, as their chapter does; the others on TensorFlow.
 BENCHMARKS = {
     "matmul": ("ch00_runtime", "matmul"),
     "epoch-time": ("ch00_runtime", "epoch_time"),
@@ -28,6 +29,9 @@ BENCHMARKS = {
     "multiworker": ("ch07_beyond_one_machine", "multiworker"),
     "profile": ("ch08_profiling", "profile"),
 }
+
+JAX_BENCHMARKS = ("step-fusing",)
+
 
 def chapter_function(name: str):
     module, function = BENCHMARKS[name]
@@ -45,7 +49,7 @@ def main(argv=None) -> int:
     from helpers.course import setup
 
     try:
-        course = setup(verbose=False)
+        course = setup(verbose=False, backend="jax" if args.name in JAX_BENCHMARKS else None)
         result = chapter_function(args.name)(course.fast)
     except CourseError as err:
         print(f"error: {err}", file=sys.stderr)

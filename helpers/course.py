@@ -127,7 +127,7 @@ def setup(fast=None, devices: int | None = None, seed: int = 42, verbose: bool =
     whole_number("setup(seed=", seed, 0)
     if choose_backend(backend) == "jax":
         return _setup_jax(fast, devices, seed, verbose)
-    check_versions()  # before anything imports TensorFlow: a TPU runtime without it is pointed to chapter 9
+    check_versions()  # before anything imports TensorFlow: a TPU runtime without it is pointed to chapters 5 and 9
     import helpers.devices as device_tools
 
     quiet_logs()

@@ -1,4 +1,5 @@
-"""Data loaders with offline fallbacks, and the tf.data input pipeline in the right order."""
+"""Data loaders with offline fallbacks, and the tf.data input pipeline in the right order. TensorFlow is imported only
+by make_dataset: the loaders serve chapters on the JAX backend too, on runtimes without TensorFlow (Colab's TPU)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from dataclasses import dataclass, replace
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from helpers.errors import CourseError, whole_number
 
@@ -145,6 +145,8 @@ def make_dataset(x, y, batch_size: int, *, shuffle: bool = True, seed: int = 0, 
     whole_number("make_dataset(batch_size=", batch_size)
     if len(x) != len(y):
         raise CourseError(f"make_dataset(): x has {len(x)} examples but y has {len(y)}; they must match.")
+    import tensorflow as tf
+
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
     if shuffle:
         ds = ds.shuffle(buffer_size=len(x), seed=seed, reshuffle_each_iteration=True)

@@ -37,6 +37,17 @@ def import_tensorflow_quietly():
     return tensorflow
 
 
+def import_tensorflow_for_keras_quietly() -> None:
+    """Keras on JAX imports TensorFlow where it is installed (keras.utils.set_random_seed seeds it too), and TensorFlow
+    logs lines at its import on some CPUs. A chapter on JAX calls this after importing Keras (so after Keras's backend
+    is set: importing TensorFlow imports Keras) and before its first seed: TensorFlow is imported now, quietly. Where
+    it is not installed (Colab's TPU runtime) this does nothing."""
+    import importlib.util
+
+    if "keras" in sys.modules and importlib.util.find_spec("tensorflow") is not None:
+        import_tensorflow_quietly()
+
+
 def use_up_one_time_cpu_notices() -> None:
     """On CPUs where TensorFlow's oneDNN is on but lacks float16 support, the first float16 op on the CPU logs "oneDNN
     supports DT_HALF only on platforms with AVX-512. Falling back to the default Eigen-based implementation", once per

@@ -16,11 +16,13 @@ MIN_KERAS = (3, 13)
 # The free TPU runtimes ship JAX with its libtpu and no TensorFlow that can use the TPU: Colab's has no TensorFlow
 # (googlecolab/colabtools#5164), Kaggle's has tensorflow-cpu ("re-enable tensorflow-tpu when a compatible libtpu can be
 # found", Kaggle/docker-python tpu/requirements.in). tensorflow-tpu pins another libtpu, so pip refuses it
-# (colabtools#5209) or replaces JAX's: the course names no install and points to the chapter that runs on JAX.
-TPU_ROUTE = ("Chapter 9 (09_bigger_than_one_device.ipynb, opened from its Open in Colab / Open in Kaggle badge: Keras "
-             "on the JAX backend; its section 6, \"The TPU route that works on today's free runtimes\") is written "
-             "for Colab's and Kaggle's TPU runtimes as they ship (it has been run on CPU devices, not yet on a TPU): "
-             "install no TensorFlow or JAX over them.")
+# (colabtools#5209) or replaces JAX's: the course names no install and points to the chapters that run on JAX.
+JAX_CHAPTERS = "chapters 5 and 9 run on the TPU runtime as it is (Keras on JAX)"
+# The runtimes with TensorFlow that can replace a TPU one, as each platform's menus name them.
+SWITCH_RUNTIME = "Colab: Runtime > Change runtime type > T4 GPU or CPU; Kaggle: Settings > Accelerator > GPU T4 x2"
+TPU_ROUTE = ("Chapters 5 and 9 (05_tpu.ipynb and 09_bigger_than_one_device.ipynb, opened from their Open in Colab / "
+             "Open in Kaggle badges: Keras on the JAX backend) are written for Colab's and Kaggle's TPU runtimes as "
+             "they ship (they have been run on CPU devices, not yet on a TPU): install no TensorFlow or JAX over them.")
 
 
 def _version_tuple(version: str) -> tuple[int, int]:
@@ -47,10 +49,13 @@ def check_versions() -> None:
         tf = import_tensorflow_quietly()
         import keras
     except ImportError as err:
+        # One line, as a learner on a TPU runtime sees it; the import error (on one line too) only where it is not
+        # the plain absence, e.g. a TensorFlow whose native library failed to load.
+        found = "" if getattr(err, "name", None) == "tensorflow" else f" ({' '.join(str(err).split())})"
         raise CourseError(
-            f"TensorFlow is not installed ({err}). Locally, run `make setup`. Colab's TPU runtime ships JAX and no "
-            f"TensorFlow: {TPU_ROUTE} Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change "
-            "runtime type), then run all again."
+            f"This chapter needs TensorFlow, which this runtime (e.g. Colab's TPU runtime) does not have{found}: "
+            f"switch to a runtime with it ({SWITCH_RUNTIME}; locally, `make setup`) and run all again; "
+            f"{JAX_CHAPTERS}."
         ) from None
     if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:
         raise CourseError(

@@ -138,29 +138,42 @@ def test_choose_fast(monkeypatch, requested, env, accelerator, fast, note):
         assert re.search(note, message)
 
 
-def test_setup_on_a_tpu_runtime_without_tensorflow_points_to_chapter_9(monkeypatch):
+def test_setup_on_a_tpu_runtime_without_tensorflow_points_to_chapters_5_and_9(monkeypatch):
     # Colab's TPU runtime has no TensorFlow: setup() must say where the TPU works, not raise a ModuleNotFoundError.
     import helpers.devices
 
     monkeypatch.delitem(sys.modules, "helpers.devices")  # so that importing it again would import TensorFlow
     monkeypatch.delattr(helpers, "devices")
     monkeypatch.setitem(sys.modules, "tensorflow", None)
-    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*Chapter 9") as caught:
+    with pytest.raises(CourseError, match=r"^This chapter needs TensorFlow.*chapters 5 and 9 run on the TPU") as caught:
         helpers.setup(verbose=False)
     assert "pip install" not in str(caught.value)
 
 
-def test_check_versions_without_tensorflow(monkeypatch):
+def test_check_versions_without_tensorflow_says_in_one_line_which_runtime_to_switch_to(monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorflow", None)
-    with pytest.raises(CourseError, match=r"TensorFlow is not installed.*make setup") as caught:
+    with pytest.raises(CourseError) as caught:
         versions.check_versions()
     message = str(caught.value)
-    assert "Chapter 9 (09_bigger_than_one_device.ipynb, opened from its Open in Colab / Open in Kaggle badge" in message
-    assert 'section 6, "The TPU route that works on today\'s free runtimes"' in message
-    assert "Colab's TPU runtime ships JAX and no TensorFlow" in message
-    assert "Chapters 0-8 need TensorFlow, on a CPU or GPU runtime (Colab: Runtime > Change runtime type)" in message
+    assert "\n" not in message  # one line: `make colab-tpu` checks the same in every chapter that needs TensorFlow
+    assert message.startswith("This chapter needs TensorFlow, which this runtime (e.g. Colab's TPU runtime) does not "
+                              "have: switch to a runtime with it (")
+    assert "Colab: Runtime > Change runtime type > T4 GPU or CPU; Kaggle: Settings > Accelerator > GPU T4 x2" in message
+    assert "locally, `make setup`" in message
+    assert message.endswith("; chapters 5 and 9 run on the TPU runtime as it is (Keras on JAX).")
     # No install: TensorFlow's TPU build would replace the libtpu that the runtime's JAX uses.
     assert "pip install" not in message and "tensorflow-tpu" not in message
+
+
+def test_check_versions_with_a_tensorflow_that_fails_to_import_shows_why_in_one_line(monkeypatch):
+    def broken():
+        raise ImportError("Failed to load the native TensorFlow runtime.\nlibcudart.so.12: cannot open shared object")
+
+    monkeypatch.setattr(versions, "import_tensorflow_quietly", broken)
+    with pytest.raises(CourseError, match=r"^This chapter needs TensorFlow, which this runtime \(e.g. Colab's TPU "
+                                          r"runtime\) does not have \(Failed to load the native TensorFlow runtime. "
+                                          r"libcudart.so.12: cannot open shared object\): switch to [^\n]*$"):
+        versions.check_versions()
 
 
 def test_import_helpers_and_chapter_9_never_import_tensorflow_nor_print_an_install(no_tensorflow):
@@ -195,7 +208,8 @@ except helpers.CourseError as err:
     print(json.dumps({"tried": sitecustomize.tried, "error": str(err)}))
 """, PYTHONPATH=f"{no_tensorflow}{os.pathsep}{ROOT}", COURSE_FAST="1")
     assert found["tried"] == ["tensorflow"]
-    assert found["error"].startswith("TensorFlow is not installed") and "Chapter 9" in found["error"]
+    assert found["error"].startswith("This chapter needs TensorFlow, which this runtime (e.g. Colab's TPU runtime) "
+                                     "does not have: ") and "chapters 5 and 9 run on the TPU runtime" in found["error"]
     assert "pip install" not in found["error"]
 
 

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from conftest import FakeDevice, run_python
 
-from helpers import CourseError, devices
+from helpers import CourseError, cpu, devices
 from helpers.tables import Table
 
 # ---------------------------------------------------------------------------- fake hardware
@@ -75,20 +75,20 @@ def test_runtime_platform_from_service_variables(monkeypatch, var, expected):
 
 def test_cpu_name_reads_model_name(monkeypatch):
     fake = "processor\t: 0\nvendor_id\t: Test\nmodel name\t: Fake CPU 9000 @ 3GHz\n"
-    monkeypatch.setattr(devices, "open", lambda *a, **k: io.StringIO(fake), raising=False)
-    assert devices.cpu_name() == "Fake CPU 9000 @ 3GHz"
+    monkeypatch.setattr(cpu, "open", lambda *a, **k: io.StringIO(fake), raising=False)
+    assert cpu.cpu_name() == "Fake CPU 9000 @ 3GHz"
 
 
 def test_cpu_name_falls_back_to_platform(monkeypatch):
     def no_proc(*args, **kwargs):
         raise OSError("no /proc here")
 
-    monkeypatch.setattr(devices, "open", no_proc, raising=False)
-    monkeypatch.setattr(devices.platform, "processor", lambda: "")
-    monkeypatch.setattr(devices.platform, "machine", lambda: "arm64")
-    assert devices.cpu_name() == "arm64"
-    monkeypatch.setattr(devices.platform, "processor", lambda: "i386")
-    assert devices.cpu_name() == "i386"
+    monkeypatch.setattr(cpu, "open", no_proc, raising=False)
+    monkeypatch.setattr(cpu.platform, "processor", lambda: "")
+    monkeypatch.setattr(cpu.platform, "machine", lambda: "arm64")
+    assert cpu.cpu_name() == "arm64"
+    monkeypatch.setattr(cpu.platform, "processor", lambda: "i386")
+    assert cpu.cpu_name() == "i386"
 
 
 XEON_CPUINFO = ("processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8481C\n"
@@ -104,19 +104,19 @@ GRAVITON_CPUINFO = "processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd fp
     (GRAVITON_CPUINFO, ["bf16"], ["asimdhp"]),
 ])
 def test_cpu_16bit_support_reads_the_flags(cpuinfo, bfloat16, float16):
-    assert devices.cpu_16bit_support(devices.cpu_flags(cpuinfo)) == {"bfloat16": bfloat16, "float16": float16}
+    assert cpu.cpu_16bit_support(cpu.cpu_flags(cpuinfo)) == {"bfloat16": bfloat16, "float16": float16}
 
 
 def test_cpu_flags_are_unknown_without_proc_cpuinfo(monkeypatch):
     def no_proc(*args, **kwargs):
         raise OSError("no /proc here")
 
-    monkeypatch.setattr(devices, "open", no_proc, raising=False)  # macOS, Windows
-    assert devices.cpu_flags() is None
-    assert devices.cpu_16bit_support(devices.cpu_flags()) == {"bfloat16": None, "float16": None}
-    assert devices.cpu_flags("processor\t: 0\nmodel name\t: a CPU without a flags line\n") is None
-    monkeypatch.setattr(devices, "open", lambda *a, **k: io.StringIO(EPYC_CPUINFO), raising=False)
-    assert devices.cpu_flags() == {"fpu", "sse2", "avx2", "fma", "f16c"}
+    monkeypatch.setattr(cpu, "open", no_proc, raising=False)  # macOS, Windows
+    assert cpu.cpu_flags() is None
+    assert cpu.cpu_16bit_support(cpu.cpu_flags()) == {"bfloat16": None, "float16": None}
+    assert cpu.cpu_flags("processor\t: 0\nmodel name\t: a CPU without a flags line\n") is None
+    monkeypatch.setattr(cpu, "open", lambda *a, **k: io.StringIO(EPYC_CPUINFO), raising=False)
+    assert cpu.cpu_flags() == {"fpu", "sse2", "avx2", "fma", "f16c"}
 
 
 # ---------------------------------------------------------------------------- nvidia-smi
@@ -216,14 +216,15 @@ def kaggle_tpu_image(monkeypatch):
     return installed
 
 
-def test_tpu_runtime_missing_on_kaggles_tpu_image_points_to_chapter_9_and_installs_nothing(monkeypatch):
+def test_tpu_runtime_missing_on_kaggles_tpu_image_points_to_chapters_5_and_9_and_installs_nothing(monkeypatch):
     kaggle_tpu_image(monkeypatch)
     message = devices.tpu_runtime_missing()
     assert "TPU seems attached (TPU_ACCELERATOR_TYPE=v5litepod-8)" in message
     assert "libtpu 0.0.21, JAX's" in message  # JAX's libtpu is no runtime for TF
     assert "so this notebook runs at fast sizes on the host CPU" in message
-    assert ("Keras on the JAX backend; its section 6, \"The TPU route that works on today's free runtimes\") is "
-            "written for Colab's and Kaggle's TPU runtimes as they ship") in message
+    assert ("Chapters 5 and 9 (05_tpu.ipynb and 09_bigger_than_one_device.ipynb, opened from their Open in Colab / "
+            "Open in Kaggle badges: Keras on the JAX backend) are written for Colab's and Kaggle's TPU runtimes as "
+            "they ship") in message
     assert "GPU runtime (Kaggle: Settings > Accelerator > GPU T4 x2" in message
     # TensorFlow's TPU build pins its own libtpu and would replace the one the runtime's JAX uses.
     assert "pip install" not in message and "pip uninstall" not in message
@@ -275,7 +276,7 @@ def test_setup_prints_the_gpu_memory_line_on_a_gpu_runtime(monkeypatch, capsys, 
     assert "GPU memory: taken as needed" in capsys.readouterr().out
 
 
-def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_points_to_chapter_9(monkeypatch, capsys):
+def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_points_to_chapters_5_and_9(monkeypatch, capsys):
     import helpers
 
     kaggle_tpu_image(monkeypatch)
@@ -284,7 +285,7 @@ def test_setup_on_kaggles_tpu_image_runs_fast_on_the_cpu_and_points_to_chapter_9
     assert course.fast is True  # never full-size ResNet50 on a host CPU
     out = capsys.readouterr().out
     assert "No GPU or TPU" not in out  # one message: the TPU is there, TensorFlow cannot use it yet
-    assert "so this notebook runs at fast sizes on the host CPU. Chapter 9 (" in out
+    assert "so this notebook runs at fast sizes on the host CPU. Chapters 5 and 9 (05_tpu.ipynb and " in out
     assert "pip install" not in out
 
 

@@ -1,5 +1,6 @@
-"""`make colab` and `make kaggle`'s decisions: what counts as the course install changing the platform, which
-versions the replicas pin, and a notebook run by the wrong kernel."""
+"""`make colab`, `make kaggle` and `make colab-tpu`'s decisions: what counts as the course install changing the
+platform, which versions the replicas pin, a notebook run by the wrong kernel, and on the TPU runtime (no TensorFlow)
+which chapters run and how the others must stop."""
 
 import json
 import sys
@@ -10,7 +11,7 @@ import pytest
 
 from tools import replica
 
-COLAB, KAGGLE = replica.PLATFORMS["colab"], replica.PLATFORMS["kaggle"]
+COLAB, KAGGLE, COLAB_TPU = (replica.PLATFORMS[key] for key in ("colab", "kaggle", "colab-tpu"))
 
 
 def test_changed_packages_names_every_change_but_the_course_itself():
@@ -113,6 +114,10 @@ def test_each_platform_has_its_own_venv_build_folder_and_python():
     assert (COLAB.venv.name, COLAB.build.name, COLAB.python) == (".venv-colab", "colab", "3.13")
     assert (KAGGLE.venv.name, KAGGLE.build.name, KAGGLE.python) == (".venv-kaggle", "kaggle", "3.12")
     assert COLAB.profile_tab and not KAGGLE.profile_tab  # chapter 8 tells Kaggle learners to download the logs
+    assert (COLAB_TPU.venv.name, COLAB_TPU.build.name, COLAB_TPU.python) == (".venv-colab-tpu", "colab-tpu", "3.13")
+    # No TensorFlow there (chapter 8 does not run); 8 host devices stand in for a v5e-8's chips.
+    assert (COLAB_TPU.tensorflow, COLAB_TPU.profile_tab, COLAB_TPU.devices) == (False, False, 8)
+    assert COLAB.tensorflow and KAGGLE.tensorflow and COLAB.devices == KAGGLE.devices == 2
 
 
 def test_the_platform_s_python_is_found_by_tools_find_python(monkeypatch):
@@ -146,7 +151,7 @@ def test_the_venv_gets_exactly_the_pins_through_pip_or_uv(monkeypatch, tmp_path,
     assert not (tmp_path / ".venv-colab" / ".pins").exists()  # a venv with more than the pins is built again
 
 
-@pytest.mark.parametrize("key", ["colab", "kaggle"])
+@pytest.mark.parametrize("key", ["colab", "kaggle", "colab-tpu"])
 def test_environment_only_builds_the_venv_and_stops(monkeypatch, key):
     built = []
     monkeypatch.setattr(replica, "build_environment", lambda platform, python: built.append((platform.key, python)))
@@ -258,3 +263,155 @@ def test_the_course_is_installed_by_the_first_notebook_s_setup_cell_alone(monkey
             replica.install_course(replica.PLATFORMS["kaggle"], "python", first, "1.2.3", {})
     [cells] = ran
     assert ["".join(cell["source"]) for cell in cells] == ["FAST = 1", "# @title Setup"]
+
+
+# Colab's TPU runtime: JAX, no TensorFlow ----------------------------------------------------------------------------
+
+
+def test_the_tpu_replica_pins_colab_s_tpu_versions_and_no_tensorflow():
+    """colab-tpu.txt is a subset of Colab's TPU list at the same versions, but for jedi (its stand-in); it leaves out
+    TensorFlow's packages (the runtime has none) and libtpu (it needs a TPU)."""
+    published, pins = COLAB_TPU.published(), replica.versions(COLAB_TPU.pins.read_text().splitlines())
+    differ = {name: (version, published.get(name)) for name, version in pins.items() if published.get(name) != version}
+    assert differ == {"jedi": (pins["jedi"], None)}
+    assert not [name for name in pins if name.startswith("tensorflow") or name in ("libtpu", "tf-keras")]
+    assert "libtpu" in published and "tensorflow" not in published  # what the header says of Colab's list
+    assert (pins["jax"], pins["jaxlib"], pins["keras"]) == ("0.7.2", "0.7.2", "3.13.2")
+    assert (pins["numpy"], pins["ipywidgets"]) == ("2.1.3", "7.7.1")
+    assert {"ipykernel", "nbclient", "nbconvert", "matplotlib", "psutil", "pillow"} <= set(pins)  # what the run needs
+
+
+def test_the_tpu_replica_s_published_list_is_colab_s_at_the_commit_its_header_names():
+    text = (replica.PLATFORMS_DIR / "colab-tpu-pip-freeze.txt").read_text()
+    assert "googlecolab/backend-info," in text and "pip-freeze.tpu.txt at commit a724079" in text
+    assert "2026-08-19" in text.splitlines()[1]
+
+
+def test_jax_chapters_are_those_whose_setup_cell_puts_keras_on_jax(tmp_path):
+    jax = notebook(tmp_path / "09_a.ipynb", ["import helpers\n", "\n",
+                                             'course = helpers.setup(fast=FAST, version=VERSION, backend="jax")\n'])
+    tensorflow = notebook(tmp_path / "01_b.ipynb", ["import helpers\n", "\n",
+                                                    "course = helpers.setup(fast=FAST, version=VERSION)\n"])
+    cells = json.loads(tensorflow.read_text())
+    cells["cells"].append({"cell_type": "code", "source": ['os.environ["KERAS_BACKEND"] = "jax"  # backend="jax"']})
+    later = tmp_path / "07_c.ipynb"
+    later.write_text(json.dumps(cells))  # a later cell on JAX does not make the chapter a JAX one
+    assert [replica.jax_chapter(path) for path in (jax, tensorflow, later)] == [True, False, False]
+
+
+def test_the_course_s_jax_chapters_are_found_in_the_notebooks_themselves():
+    notebooks = replica.ROOT / "notebooks"
+    assert replica.jax_chapter(notebooks / "09_bigger_than_one_device.ipynb")
+    assert not replica.jax_chapter(notebooks / "00_runtime_and_accelerators.ipynb")
+    assert not replica.jax_chapter(notebooks / "01_single_gpu.ipynb")
+
+
+def executed(*outputs):
+    """An executed notebook of a chapter's parameters and setup cells, the setup cell's outputs as given."""
+    return {"cells": [{"cell_type": "code", "source": "FAST = 1", "outputs": []},
+                      {"cell_type": "code", "source": "course = helpers.setup()", "outputs": list(outputs)}]}
+
+
+def error(ename, evalue):
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": ["..."]}
+
+
+def test_the_course_s_own_message_without_tensorflow_is_a_stop_the_tpu_replica_accepts(monkeypatch):
+    from helpers import CourseError, versions
+
+    monkeypatch.setitem(sys.modules, "tensorflow", None)
+    with pytest.raises(CourseError) as caught:
+        versions.check_versions()
+    assert replica.stop_problems(executed(error("CourseError", str(caught.value)))) == []
+
+
+ONE_LINE = ("This chapter needs TensorFlow (Colab: Runtime > Change runtime type > T4 GPU; Kaggle: Settings > "
+            "Accelerator > GPU T4 x2).")
+
+
+@pytest.mark.parametrize("outputs, problem", [
+    ([], "the setup cell did not stop: without TensorFlow it must say which runtime to switch to"),
+    ([error("CourseError", "TensorFlow is missing.\nColab: Runtime > Change runtime type; Kaggle: Settings > "
+                           "Accelerator")], "its CourseError takes 2 lines, not one: TensorFlow is missing."),
+    ([error("CourseError", "TensorFlow is not installed: run `make setup`.")],
+     "its CourseError names no runtime to switch to (Runtime > Change runtime type and Settings > Accelerator)"),
+    ([error("CourseError", "This chapter needs TensorFlow: Colab: Runtime > Change runtime type > T4 GPU.")],
+     "its CourseError names no runtime to switch to"),  # Kaggle's learners are told nothing
+    ([error("ModuleNotFoundError", "No module named 'tensorflow'")],
+     "the setup cell stopped with ModuleNotFoundError: No module named 'tensorflow', not a CourseError"),
+    ([{"output_type": "stream", "name": "stderr", "text": "WARNING: oneDNN is on\n"}, error("CourseError", ONE_LINE)],
+     "shows lines on stderr: WARNING: oneDNN is on"),
+])
+def test_a_stop_that_is_not_one_course_error_line_naming_the_runtime_is_refused(outputs, problem):
+    [found] = replica.stop_problems(executed(*outputs))
+    assert found.startswith(problem)
+
+
+def test_a_jax_chapter_on_the_tpu_replica_must_report_its_keras_and_jax(tmp_path):
+    keras, jax = COLAB_TPU.pinned("keras"), COLAB_TPU.pinned("jax")
+    good, tensorflow = tmp_path / "09_a.ipynb", tmp_path / "05_b.ipynb"
+    good.write_text(f'"Versions: Keras {keras} on JAX {jax} (backend jax), Python 3.13.0"')
+    tensorflow.write_text(f'"Versions: TensorFlow 2.20.0 + Keras {keras} + Python 3.13.0 (tested: ...)"')
+    assert replica.not_run_on_the_replica([good, tensorflow], COLAB_TPU) == ["05_b.ipynb"]
+
+
+@pytest.mark.parametrize("installed, change, problems", [
+    ("1.2.3", {}, []),
+    (None, {}, ["the setup cell did not install tf-fast-course 1.2.3"]),
+    ("1.2.3", {"numpy": "2.3.0"}, ["numpy: 2.1.3 -> 2.3.0"]),
+])
+def test_a_chapter_that_needs_tensorflow_runs_its_setup_cells_alone_from_a_runtime_without_the_course(
+        monkeypatch, tmp_path, capsys, installed, change, problems):
+    first = notebook(tmp_path / "01_b.ipynb", ["course = helpers.setup()"])
+    monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
+    uninstalled, ran = [], []
+    monkeypatch.setattr(replica.subprocess, "run", lambda args, **kwargs: uninstalled.append(args[-1]))
+    monkeypatch.setattr(replica, "freeze", lambda python: {"numpy": "2.1.3", **(change if ran else {}), **(
+        {"tf-fast-course": installed} if ran and installed else {})})
+    build = tmp_path / "clone" / "build" / "colab-tpu" / "setup-cells"
+
+    def run_notebooks(*args, env, cwd, check, **kwargs):
+        assert not check and cwd == tmp_path  # it fails, in the notebook's folder
+        ran.append(json.loads(args[-1].read_text())["cells"])
+        build.mkdir(parents=True)
+        (build / args[-1].name).write_text(json.dumps(executed(error("CourseError", ONE_LINE))))
+        return replica.subprocess.CompletedProcess(args, 1, "01_b_setup_cells.ipynb: FAILED\n", "")
+
+    monkeypatch.setattr(replica, "run", run_notebooks)
+    assert replica.stop_without_tensorflow(COLAB_TPU, "python", first, "1.2.3", {}) == problems
+    assert uninstalled == ["tf-fast-course"]  # before the cells run: the learner's first run of this chapter
+    [cells] = ran
+    assert ["".join(cell["source"]) for cell in cells] == ["FAST = 1", "course = helpers.setup()"]
+    assert ("FAILED" in capsys.readouterr().out) == bool(problems)  # the run's own report only when it helps
+    assert not (tmp_path / "01_b_setup_cells.ipynb").exists()
+
+
+def test_the_tpu_replica_runs_the_jax_chapters_on_8_devices_and_stops_the_others(monkeypatch, tmp_path, capsys):
+    import contextlib
+
+    tensorflow = notebook(tmp_path / "01_a.ipynb", ['VERSION, SOURCE = "1.2.3", ""\n', "helpers.setup()"])
+    jax = notebook(tmp_path / "09_b.ipynb", ['VERSION, SOURCE = "1.2.3", ""\n', 'helpers.setup(backend="jax")'])
+    monkeypatch.setattr(replica, "ROOT", tmp_path / "clone")
+    monkeypatch.setattr(replica, "build_wheel", lambda python, out: out / "tf_fast_course-1.2.3-py3-none-any.whl")
+    monkeypatch.setattr(replica.servers, "package_index", contextlib.contextmanager(lambda wheels: iter(["index"])))
+    monkeypatch.setattr(replica, "build_environment", lambda platform, python: "venv-python")
+    monkeypatch.setattr(replica, "freeze", lambda python: {})
+    steps = []
+    monkeypatch.setattr(replica, "stop_without_tensorflow", lambda platform, python, path, version, env: (
+        steps.append(("stop", path.name, env["COURSE_DEVICES"])) or ["its CourseError takes 2 lines, not one"]))
+    monkeypatch.setattr(replica, "install_course", lambda platform, python, first, version, env: (
+        steps.append(("install", first.name, env["COURSE_DEVICES"])) or ({}, [])))
+
+    def run_notebooks(args, env, cwd):
+        steps.append(("run", [Path(a).name for a in args[6:]], env["COURSE_DEVICES"]))
+        build = tmp_path / "clone" / "build" / "colab-tpu"
+        build.mkdir(parents=True)
+        (build / "09_b.ipynb").write_text('"Versions: Keras 3.13.2 on JAX 0.7.2 (backend jax), Python 3.13.0"')
+        return replica.subprocess.CompletedProcess(args, 0)
+
+    monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
+    assert replica.main(["--platform", "colab-tpu", "--python", "python3.13", str(tensorflow), str(jax)]) == 1
+    assert steps == [("stop", "01_a.ipynb", "8"), ("install", "09_b.ipynb", "8"), ("run", ["09_b.ipynb"], "8")]
+    out = capsys.readouterr().out
+    assert "01_a.ipynb: its CourseError takes 2 lines, not one" in out
+    assert "Without TensorFlow, these chapters did not stop as they should: 01_a.ipynb" in out

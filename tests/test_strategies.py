@@ -20,7 +20,7 @@ def test_usable_tpu_strategy_without_hint_returns_none(monkeypatch, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_usable_tpu_strategy_with_a_build_without_tpu_support_points_to_chapter_9(monkeypatch, capsys):
+def test_usable_tpu_strategy_with_a_build_without_tpu_support_points_to_chapters_5_and_9(monkeypatch, capsys):
     monkeypatch.setenv("TPU_NAME", "fake-tpu")
     monkeypatch.setattr(devices, "tpu_build", lambda: None)
 
@@ -31,7 +31,7 @@ def test_usable_tpu_strategy_with_a_build_without_tpu_support_points_to_chapter_
     assert strategies.usable_tpu_strategy() is None
     out = capsys.readouterr().out
     assert out.startswith(f"A TPU seems attached (TPU_NAME=fake-tpu), but TensorFlow {tf.__version__} here cannot use")
-    assert "so this notebook runs at fast sizes on the host CPU. Chapter 9 (09_bigger_than_one_device.ipynb" in out
+    assert "so this notebook runs at fast sizes on the host CPU. Chapters 5 and 9 (05_tpu.ipynb and 09_" in out
     assert "pip install" not in out  # TensorFlow's TPU build would replace the runtime's libtpu
 
 

@@ -1,6 +1,7 @@
-"""`make colab`, `make kaggle`: the course on a replica of a platform's runtime, installed as a setup cell does.
+"""`make colab`, `make kaggle`, `make colab-tpu`: the course on a replica of a platform's runtime, installed as a setup
+cell does.
 
-1. A venv (.venv-colab, .venv-kaggle) on the platform's Python with exactly the versions in
+1. A venv (.venv-colab, .venv-kaggle, .venv-colab-tpu) on the platform's Python with exactly the versions in
    tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure),
    installed by pip, or by uv where the UV environment variable names its binary (.ci/run sets it).
 2. The course's wheel built from this tree, served from a package index on 127.0.0.1 (tools.servers.package_index,
@@ -16,6 +17,12 @@
 4. On Colab, TensorBoard's Profile tab on chapter 8's profile, started as that chapter tells Colab learners to (a
    newer protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only). Chapter 8 tells Kaggle
    learners to download the logs instead, so the Kaggle replica has no such step.
+
+Colab's TPU runtime has no TensorFlow (and libtpu needs a TPU: the replica runs JAX on the host CPU). There, step 3 runs
+only the chapters whose setup cell puts Keras on JAX (with 8 host devices standing in for a v5e-8's chips, and from the
+first of them step 2's install); every other chapter's parameters and setup cells run alone, from a runtime without
+the course, and must install the course and nothing else, then stop with a CourseError of one line that names the
+runtime to switch to.
 
 Standard library only: it runs before any venv exists.
 """
@@ -47,15 +54,22 @@ WHEEL_SOURCES = ("helpers", "pyproject.toml", "README.md", "LICENSE", "LICENSES"
 # What chapter 8 tells Colab learners to install for TensorBoard's process: XProf's generated protobuf code needs
 # protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
 TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
+# A setup cell that puts Keras on the JAX backend: that chapter needs no TensorFlow.
+JAX_SETUP = re.compile(r'helpers\.setup\([^\n]*backend="jax"')
+# What a chapter that needs TensorFlow must name where there is none: the runtime to switch to on each platform (the
+# menus helpers/versions.py's SWITCH_RUNTIME names).
+SWITCH_RUNTIME = ("Runtime > Change runtime type", "Settings > Accelerator")
 
 
 @dataclass(frozen=True)
 class Platform:
-    key: str  # colab, kaggle: names the pins file, the venv and the build folder
+    key: str  # colab, kaggle, colab-tpu: names the pins file, the venv and the build folder
     name: str
     python: str
     published_lists: tuple[str, ...]  # in tools/platforms; a later list's pins override an earlier one's
     profile_tab: bool  # chapter 8 tells this platform's learners to open TensorBoard in the notebook
+    tensorflow: bool = True  # without, only the chapters on Keras's JAX backend run; the others must stop
+    devices: int = 2  # COURSE_DEVICES: the logical (TensorFlow) or host (JAX) devices standing in for accelerators
 
     @property
     def pins(self) -> Path:
@@ -86,6 +100,9 @@ PLATFORMS = {
     # Kaggle's GPU image: a Colab image of 2026-05-14 with Kaggle's requirements installed on top.
     "kaggle": Platform("kaggle", "Kaggle", "3.12", ("kaggle-colab-base-pip-freeze.txt", "kaggle-requirements.txt"),
                        profile_tab=False),
+    # Colab's TPU runtime (v5e-1): JAX, no TensorFlow. 8 host devices stand in for Kaggle's v5e-8's chips.
+    "colab-tpu": Platform("colab-tpu", "Colab TPU", "3.13", ("colab-tpu-pip-freeze.txt",), profile_tab=False,
+                          tensorflow=False, devices=8),
 }
 
 
@@ -99,7 +116,7 @@ def find_python(platform: Platform) -> str:
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
     print("+", " ".join(str(a) for a in args), flush=True)
-    return subprocess.run([str(a) for a in args], check=True, **kwargs)
+    return subprocess.run([str(a) for a in args], **{"check": True, **kwargs})
 
 
 def normalized(name: str) -> str:
@@ -175,6 +192,12 @@ def release(notebooks) -> str:
     return next(iter(found))
 
 
+def jax_chapter(path) -> bool:
+    """Whether the notebook's setup cell puts Keras on the JAX backend (then it needs no TensorFlow)."""
+    setup = json.loads(Path(path).read_text(encoding="utf-8"))["cells"][2]["source"]
+    return bool(JAX_SETUP.search("".join(setup)))
+
+
 def copy_wheel_sources(destination: Path, source: Path = ROOT) -> Path:
     """What the wheel is built from (WHEEL_SOURCES), copied from `source` to `destination` without bytecode."""
     for name in WHEEL_SOURCES:
@@ -204,10 +227,7 @@ def install_course(platform: Platform, venv_python: Path, notebook: Path, versio
     subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE, *profile_packages(platform)],
                    capture_output=True)
     before = freeze(venv_python)
-    nb = json.loads(notebook.read_text(encoding="utf-8"))
-    nb["cells"] = nb["cells"][1:3]
-    first = notebook.parent / "setup_cell.ipynb"
-    first.write_text(json.dumps(nb), encoding="utf-8")
+    first = setup_cells(notebook, "setup_cell.ipynb")
     out = platform.build / "setup-cell"
     run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent)
     after = freeze(venv_python)
@@ -216,6 +236,62 @@ def install_course(platform: Platform, venv_python: Path, notebook: Path, versio
                          f"{out / first.name}).")
     first.unlink()
     return before, changed_packages(before, after, platform)
+
+
+def setup_cells(notebook: Path, name: str) -> Path:
+    """A copy of `notebook` with only its parameters and setup cells, named `name`, beside it (so it runs in the
+    notebook's folder, as the notebook would)."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    nb["cells"] = nb["cells"][1:3]
+    first = notebook.parent / name
+    first.write_text(json.dumps(nb), encoding="utf-8")
+    return first
+
+
+def stop_without_tensorflow(platform: Platform, venv_python: Path, notebook: Path, version: str,
+                            env: dict) -> list[str]:
+    """On a runtime without TensorFlow, a chapter that needs it opened first: uninstall the course, run the
+    notebook's parameters and setup cells alone, in its folder, and say what went wrong (nothing: []). The setup
+    cell must install the course and nothing else, then stop as stop_problems() checks."""
+    subprocess.run([venv_python, *PIP, "uninstall", "-y", COURSE_PACKAGE], capture_output=True)
+    before = freeze(venv_python)
+    first = setup_cells(notebook, f"{notebook.stem}_setup_cells.ipynb")
+    out = platform.build / "setup-cells"
+    # The run fails (the cell raises): its own report is printed only where the stop is not the expected one.
+    ran = run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent,
+              check=False, capture_output=True, text=True)
+    first.unlink()
+    after = freeze(venv_python)
+    problems = changed_packages(before, after, platform)
+    if after.get(normalized(COURSE_PACKAGE)) != version:
+        problems.append(f"the setup cell did not install {COURSE_PACKAGE} {version}")
+    executed = out / first.name
+    problems += stop_problems(json.loads(executed.read_text(encoding="utf-8")) if executed.exists() else {"cells": []})
+    if problems:
+        print(ran.stdout + ran.stderr, end="")
+    return problems
+
+
+def stop_problems(executed: dict) -> list[str]:
+    """What is wrong with how an executed notebook of a chapter's parameters and setup cells stopped on a runtime
+    without TensorFlow: it must stop with a CourseError whose message is one line naming the runtime to switch to
+    (SWITCH_RUNTIME), and show nothing on stderr (red in Colab)."""
+    outputs = [output for cell in executed["cells"] for output in cell.get("outputs", [])]
+    raised = [output for output in outputs if output["output_type"] == "error"]
+    problems = [f"shows lines on stderr: {output['text'].strip()[:200]}" for output in outputs
+                if output.get("name") == "stderr"]
+    if not raised:
+        return [*problems, "the setup cell did not stop: without TensorFlow it must say which runtime to switch to"]
+    error = raised[0]  # a cell's run stops at its first error
+    message = error["evalue"].strip()
+    if error["ename"] != "CourseError":
+        problems.append(f"the setup cell stopped with {error['ename']}: {message[:200]}, not a CourseError")
+    elif "\n" in message:
+        problems.append(f"its CourseError takes {len(message.splitlines())} lines, not one: {message[:200]}")
+    elif not all(menu in message for menu in SWITCH_RUNTIME):
+        problems.append(f"its CourseError names no runtime to switch to ({' and '.join(SWITCH_RUNTIME)}): "
+                        f"{message[:200]}")
+    return problems
 
 
 def profile_packages(platform: Platform) -> list[str]:
@@ -242,31 +318,44 @@ def main(argv=None) -> int:
         return 0
     notebooks = [Path(n).resolve() for n in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     version = release(notebooks)  # one for all, or a clear error
+    whole = [path for path in notebooks if platform.tensorflow or jax_chapter(path)]  # run top to bottom
     with tempfile.TemporaryDirectory(prefix="course-") as folder, \
             servers.package_index([build_wheel(venv_python, Path(folder) / "wheels")]) as index:
-        copies = [Path(shutil.copy(path, folder)) for path in notebooks]  # outside the clone, as on the platform
+        # Outside the clone, as on the platform.
+        copies = {path: Path(shutil.copy(path, folder)) for path in notebooks}
         # A cache folder of its own (the generated images, Matplotlib's): empty as on a new runtime, and never
         # shared with another replica running beside this one. pip keeps its usual cache, which is safe to share.
-        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES="2", COURSE_WIDGETS="1", COURSE_SOURCE=index,
-                   XDG_CACHE_HOME=str(Path(folder) / "cache"),
+        env = dict(os.environ, COURSE_FAST="1", COURSE_DEVICES=str(platform.devices), COURSE_WIDGETS="1",
+                   COURSE_SOURCE=index, XDG_CACHE_HOME=str(Path(folder) / "cache"),
                    PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR")
                    or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
-        before, changed = install_course(platform, venv_python, copies[0], version, env)
+        stopped_wrong = []
+        for path in (path for path in notebooks if path not in whole):
+            problems = stop_without_tensorflow(platform, venv_python, copies[path], version, env)
+            print(f"{path.name}: " + ("; ".join(problems) if problems else "its setup cell installed the course alone "
+                                      "and stopped with one line naming the runtime to switch to"), flush=True)
+            stopped_wrong += [path.name] if problems else []
+        if stopped_wrong:
+            print("Without TensorFlow, these chapters did not stop as they should:", ", ".join(stopped_wrong))
+        if not whole:
+            return 1 if stopped_wrong else 0
+        before, changed = install_course(platform, venv_python, copies[whole[0]], version, env)
         if changed:
             print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
             return 1
         print("The setup cell installed the course and changed no preinstalled package.", flush=True)
         failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
-                                 "--jobs", str(args.jobs), *copies], env=env, cwd=folder).returncode
+                                 "--jobs", str(args.jobs), *(copies[path] for path in whole)],
+                                env=env, cwd=folder).returncode
         changed = changed_packages(before, freeze(venv_python), platform)
         if changed:
             print("The notebooks' own installs changed packages the platform installed:\n  " + "\n  ".join(changed))
-        wrong = not_run_on_the_replica([platform.build / path.name for path in notebooks], platform)
+        wrong = not_run_on_the_replica([platform.build / path.name for path in whole], platform)
         if wrong:
             print("These notebooks' kernels did not run the replica's versions:", ", ".join(wrong))
-        profile_tab = (not platform.profile_tab or "08_profiling.ipynb" not in [path.name for path in notebooks]
+        profile_tab = (not platform.profile_tab or "08_profiling.ipynb" not in [path.name for path in whole]
                        or tensorboard_shows_the_profile(platform, venv_python, Path(folder) / "ch8_logs"))
-    return 1 if failed or changed or wrong or not profile_tab else 0
+    return 1 if failed or changed or wrong or stopped_wrong or not profile_tab else 0
 
 
 def tensorboard_shows_the_profile(platform: Platform, venv_python: Path, logs: Path) -> bool:
@@ -292,10 +381,11 @@ def tensorboard_shows_the_profile(platform: Platform, venv_python: Path, logs: P
 def not_run_on_the_replica(executed, platform: Platform) -> list[str]:
     """Names of executed notebooks whose setup cell did not report the replica's TensorFlow, Keras and Python, or for
     a chapter on the JAX backend the replica's Keras, JAX and Python (a kernelspec elsewhere on the machine could have
-    sent them to another Python)."""
+    sent them to another Python). A replica without TensorFlow accepts only the latter."""
     keras, python = platform.pinned("keras"), platform.python
-    expected = (f"Versions: TensorFlow {platform.pinned('tensorflow-cpu')} + Keras {keras} + Python {python}.",
-                f"Versions: Keras {keras} on JAX {platform.pinned('jax')} (backend jax), Python {python}.")
+    expected = [f"Versions: Keras {keras} on JAX {platform.pinned('jax')} (backend jax), Python {python}."]
+    if platform.tensorflow:
+        expected.append(f"Versions: TensorFlow {platform.pinned('tensorflow-cpu')} + Keras {keras} + Python {python}.")
     return [path.name for path in executed
             if not path.exists() or not any(text in path.read_text(encoding="utf-8") for text in expected)]
 

@@ -31,7 +31,7 @@ SECTIONS = ("## What you will learn", "## Time and hardware", "## Summary")
 # Sources that print wall-clock times or per-run numbers: their cells must not be compared.
 VARYING = re.compile(r"\bmeasure\(|EpochTimer\(|printbar\(|LiveTrainingView\(|describe_runtime\(|time\.perf_counter")
 MACHINE_PATH = re.compile(r"/(tmp|root|work|home|Users)/[A-Za-z0-9_.-]+/")
-# Colab and Kaggle open a notebook on the runtime its metadata asks for: a T4 GPU.
+# Colab and Kaggle open a notebook on the runtime its metadata asks for: a T4 GPU (chapter 5: a TPU, below).
 METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
@@ -40,6 +40,21 @@ METADATA = {
     "kaggle": {"accelerator": "nvidiaTeslaT4", "isGpuEnabled": True, "isInternetEnabled": True,
                "language": "python", "sourceType": "notebook"},
 }
+# Chapter 5 is the TPU chapter: Colab opens it on its TPU v5e-1 runtime, Kaggle on its TPU v5e-8.
+TPU_CHAPTERS = ("05_tpu.ipynb",)
+TPU_METADATA = {**METADATA, "accelerator": "TPU", "colab": {"gpuType": "V5E1", "provenance": []},
+                "kaggle": {**METADATA["kaggle"], "accelerator": "tpuV5e8", "isGpuEnabled": False}}
+
+
+def tpu_chapter(nb) -> bool:
+    """Whether `nb` is a TPU chapter: its badges (first cell) name its file."""
+    return any(f"/{name})" in nb.cells[0].source for name in TPU_CHAPTERS)
+
+
+def metadata_for(nb) -> dict:
+    return TPU_METADATA if tpu_chapter(nb) else METADATA
+
+
 # The setup cell is plumbing: Colab shows its title as a form, JupyterLab folds its code (a click shows it).
 SETUP_CELL_VIEW = {"cellView": "form", "jupyter": {"source_hidden": True}}
 
@@ -102,8 +117,11 @@ PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows t
 FAST = "auto"  # @param ["auto", "fast", "full"]
 # DEVICES: {devices}; None reads COURSE_DEVICES. A new value needs a restart of the runtime.
 DEVICES = None  # @param {type:"raw"}'''
-# On JAX (chapter 9) DEVICES makes virtual CPU devices for the meshes; no mesh there uses a GPU.
+# On JAX, chapter 9's DEVICES makes virtual CPU devices for its meshes (no mesh there uses a GPU); chapter 5's makes
+# the CPU devices that stand in for TPU chips where the runtime has no accelerator.
 DEVICES_MEANING = {
+    "tpu": "how many CPU devices stand in for TPU chips without a TPU or GPU (default 8, as on\n# Kaggle's "
+           "v5e-8); real chips are used as is",
     "tensorflow": "how many logical devices to split one GPU (or the CPU) into (default 1);\n# several real GPUs "
                   "are used as they are",
     "jax": "how many virtual CPU devices JAX makes for this chapter's meshes (default 4);\n# no mesh here uses "
@@ -111,8 +129,8 @@ DEVICES_MEANING = {
 }
 
 
-def parameters_for(backend: str) -> str:
-    return PARAMETERS_TEMPLATE.replace("{devices}", DEVICES_MEANING[backend])
+def parameters_for(backend: str, tpu: bool = False) -> str:
+    return PARAMETERS_TEMPLATE.replace("{devices}", DEVICES_MEANING["tpu" if tpu else backend])
 
 
 def backend_of(nb) -> str:
@@ -136,13 +154,15 @@ def problems(path: Path) -> list[str]:
         if section not in header:
             found.append(f"header lacks '{section}'")
     backend = backend_of(nb)
-    if cells[1].source != parameters_for(backend) or "parameters" not in cells[1].metadata.get("tags", []):
+    parameters = parameters_for(backend, tpu_chapter(nb))
+    if cells[1].source != parameters or "parameters" not in cells[1].metadata.get("tags", []):
         found.append("second cell must be the papermill parameters cell (tag 'parameters')")
     if cells[2].source != setup_source(version(), backend):
         found.append("third cell must be the setup cell of this version, identical to tools/template.py (run "
                      "`make template`)")
-    if {key: nb.metadata.get(key) for key in METADATA} != METADATA:
-        found.append("notebook metadata must ask for the course's kernel and a T4 GPU (run `make outputs`)")
+    if {key: nb.metadata.get(key) for key in METADATA} != metadata_for(nb):
+        found.append("notebook metadata must ask for the course's kernel and a T4 GPU, or for chapter 5 a TPU (run "
+                     "`make outputs`)")
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
     if "## Summary" not in text:
         found.append("no '## Summary' section")
@@ -191,11 +211,12 @@ def fix(path: Path) -> None:
     lines.insert(1, "\n" + badges(path))
     nb.cells[0].source = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
     backend = backend_of(nb)
-    nb.cells[1].source, nb.cells[2].source = parameters_for(backend), setup_source(version(), backend)
+    nb.cells[1].source = parameters_for(backend, tpu_chapter(nb))
+    nb.cells[2].source = setup_source(version(), backend)
     nb.cells[1].metadata["tags"] = ["parameters"]
     nb.cells[2].metadata["tags"] = [IGNORE]
     nb.cells[2].metadata.update(SETUP_CELL_VIEW)
-    nb.metadata.update(METADATA)
+    nb.metadata.update(metadata_for(nb))
     nbformat.write(nb, path)
 
 
@@ -215,7 +236,7 @@ def clean(nb) -> None:
     printbar() prints (the stored line shows where it goes, HH:MM:SS.mmm TZ, so a re-run changes no stored text)."""
     nb.metadata.pop("widgets", None)
     nb.metadata.pop("papermill", None)
-    nb.metadata.update(METADATA)
+    nb.metadata.update(metadata_for(nb))
     printbar_time = re.compile(r"^(={80})\d\d:\d\d:\d\d\.\d{3}(?: [^\s]+)?", re.MULTILINE)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

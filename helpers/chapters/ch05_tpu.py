@@ -6,39 +6,98 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/05_tpu.ipynb, cell 34
-# in 6. Step fusing: `steps_per_execution`
-import helpers.data
+# notebooks/05_tpu.ipynb, cell 28
+# in 6. Step fusing: what `steps_per_execution` saves on JAX
+import time
+
+import numpy as np
+
 import helpers.models
-import helpers.timing
 
 STEPS_PER_EXECUTION = (1, 2, 8, 32)
 
 
-def fused_fit(build_model, steps_per_execution, dataset, *, strategy, steps):
-    """Build a model that runs `steps_per_execution` training steps per call into the device; return a function
-    that trains it `steps` more steps and returns their steps/s. Its first call traces the step (leave it untimed);
-    later calls reuse the traced step, so each one times steady steps only."""
-    with strategy.scope():
-        model = build_model()
-        model.compile(optimizer="adam", loss=helpers.models.matching_loss(), steps_per_execution=steps_per_execution)
+def fused_fit(build_model, steps_per_execution, x, y, *, batch_size, steps):
+    """Build a model that `fit` trains `steps_per_execution` steps per execution; return a function that trains it
+    `steps` more steps of `batch_size` on (x, y), repeated as needed, and returns their steps/s. Its first call
+    compiles the step (leave it untimed); later calls reuse it, so each one times steady steps only."""
+    model = build_model()
+    model.compile(optimizer="adam", loss=helpers.models.matching_loss(), steps_per_execution=steps_per_execution)
+    repeats = -(-steps * batch_size // len(x))  # whole copies of the data, enough for the steps
+    x, y = np.concatenate([x] * repeats)[: steps * batch_size], np.concatenate([y] * repeats)[: steps * batch_size]
 
     def steps_per_second():
-        timer = helpers.timing.EpochTimer()
-        model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0, callbacks=[timer])
-        return steps / timer.epoch_seconds[-1]
+        start = time.perf_counter()  # fit returns once its last loss is read: every step has run
+        model.fit(x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0)
+        return steps / (time.perf_counter() - start)
 
     return steps_per_second
 
 
 def per_call_model(rate_a, rate_b, n_a=2, n_b=8):
     """Fit t(N) = c + o/N (seconds per step) through two measured rates (steps/s at N = n_a and n_b):
-    c = each step's own work, o = the fixed cost of one call from Python. Returns (c, o)."""
+    c = each step's own work, o = the fixed cost of one call (or execution). Returns (c, o)."""
     t_a, t_b = 1 / rate_a, 1 / rate_b
     o = (t_a - t_b) / (1 / n_a - 1 / n_b)
     return t_a - o / n_a, o
 
 
 def predicted_rate(c, o, n):
-    """Steps/s that t(N) = c + o/N predicts at steps_per_execution=n."""
+    """Steps/s that t(N) = c + o/N predicts at N = n."""
     return 1 / (c + o / n)
+
+
+# notebooks/05_tpu.ipynb, cell 34
+# in The loop inside one compiled call: `jax.lax.scan`
+import jax
+
+
+def model_state(model):
+    """The arrays of a compiled model's weights and its optimizer's variables: what a stateless step carries."""
+    if not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)  # its variables (Adam's moments, the step count) now
+    return tuple(
+        [v.value for v in variables]
+        for variables in (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
+    )
+
+
+def write_state(model, state):
+    """Put the arrays of `state` (as model_state gives it) back into the model's and optimizer's variables."""
+    owners = (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
+    for variables, values in zip(owners, state):
+        for variable, value in zip(variables, values):
+            variable.assign(value)
+
+
+def scan_train_function(model):
+    """One compiled function train(state, xs, ys) -> (state, losses) that runs one training step of the compiled
+    `model` per batch of the stacks xs, ys (batches, batch size, ...): jax.lax.scan loops inside the call."""
+
+    def step(state, batch):
+        trainable, non_trainable, optimizer_variables = state
+        x, y = batch
+
+        def loss_of(trainable):
+            y_pred, new_non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+            return model.loss(y, y_pred), new_non_trainable
+
+        (loss, non_trainable), grads = jax.value_and_grad(loss_of, has_aux=True)(trainable)
+        trainable, optimizer_variables = model.optimizer.stateless_apply(optimizer_variables, grads, trainable)
+        return (trainable, non_trainable, optimizer_variables), loss
+
+    return jax.jit(lambda state, xs, ys: jax.lax.scan(step, state, (xs, ys)))
+
+
+def stacked_trainer(model, steps_per_call):
+    """A function that trains `model` on stacked batches xs, ys, `steps_per_call` steps per compiled call, and
+    returns when every step has run."""
+    train = scan_train_function(model)  # compiled once per stack length, at its first call
+
+    def train_all(xs, ys):
+        state = model_state(model)
+        for start in range(0, len(xs), steps_per_call):
+            state, _ = train(state, xs[start : start + steps_per_call], ys[start : start + steps_per_call])
+        write_state(model, jax.block_until_ready(state))
+
+    return train_all

@@ -1,6 +1,7 @@
 """Chapter 5's plumbing around its measurements: step fusing at several `steps_per_execution` through
-helpers.readings (`python -m helpers.bench step-fusing`), repeated pipeline rates, and the per-seed lines of the
-large-batch experiment. The one rule for reading a timed comparison is helpers.readings'; nothing here has its own."""
+helpers.readings (`python -m helpers.bench step-fusing`, Keras on JAX), repeated input rates, and the per-seed lines
+of the large-batch experiment. The one rule for reading a timed comparison is helpers.readings'; nothing here has
+its own."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import time
 from helpers.chapters.ch05_tpu import STEPS_PER_EXECUTION, fused_fit, per_call_model, predicted_rate
 from helpers.errors import CourseError, whole_number
 from helpers.plots import lines as line_chart
+from helpers.quiet import import_tensorflow_for_keras_quietly
 from helpers.readings import compare, verdict_of
 from helpers.results import Result
+
+import_tensorflow_for_keras_quietly()  # the notebook imports this module after Keras, before its first seed
 
 # The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu, "Train a model using Keras high-level APIs"):
 # steps_per_execution=50 "increases throughput by about 50%" for its small MNIST model on a TPU.
@@ -73,42 +77,32 @@ def fusing_gains(comparisons: dict, values=STEPS_PER_EXECUTION) -> dict:
             **PUBLISHED_TPU_GAIN}
 
 
-def fusing_comparison(build, dataset, *, strategy, steps: int, label: str, values=STEPS_PER_EXECUTION,
+def fusing_comparison(build, x, y, *, batch_size: int, steps: int, label: str, values=STEPS_PER_EXECUTION,
                       rounds: int = 5):
     """compare() of fits at each of `values`, alternating, each returning the steps/s of `steps` steady steps."""
-    fits = {f"steps_per_execution={n}": fused_fit(build, n, dataset, strategy=strategy, steps=steps) for n in values}
+    fits = {f"steps_per_execution={n}": fused_fit(build, n, x, y, batch_size=batch_size, steps=steps) for n in values}
     return compare(f"step fusing, {label}", fits, unit="steps/s", rounds=rounds)
 
 
 def step_fusing(fast: bool) -> Result:
-    """steps_per_execution 1, 2, 8, 32 for the tiny model, on one device and under the best strategy here: median
-    steps/s, the ratio to 1 and its verdict (helpers.readings), and t(N) = c + o/N's prediction for the last value."""
-    import tensorflow as tf
-
+    """steps_per_execution 1, 2, 8, 32 for the tiny model with Keras on JAX, on one device: median steps/s, the ratio
+    to 1 and its verdict (helpers.readings), and t(N) = c + o/N's prediction for the last value. Runs on the JAX
+    backend (helpers.bench sets it before Keras is imported), as chapter 5 does."""
     import helpers.data
     import helpers.models
-    from helpers.strategies import choose_strategy
 
-    strategy = choose_strategy(verbose=False)
     data = helpers.data.load_reuters()
-    places = {"one device": tf.distribute.get_strategy()}
-    if strategy.num_replicas_in_sync > 1:
-        places[f"{type(strategy).__name__}, {strategy.num_replicas_in_sync} replicas"] = strategy
-    comparisons, rows = {}, []
-    for label, where in places.items():
-        dataset = helpers.data.make_dataset(data.x_train, data.y_train, 32 * where.num_replicas_in_sync,
-                                            shuffle=False, repeat=True, drop_remainder=True)
-        comparison = fusing_comparison(helpers.models.reuters_bag_of_words, dataset, strategy=where,
-                                       steps=256 if fast else 1024, label=label)
-        comparisons[label] = comparison
-        _, predicted, _ = prediction_lines(comparison)
-        rates = fusing_rates(comparison)
-        for n, rate, reading in zip(STEPS_PER_EXECUTION, rates, (None, *comparison.readings)):
-            rows.append([label, n, round(rate, 1), round(reading.ratio, 2) if reading else 1.0,
-                         reading.verdict if reading else "baseline",
-                         round(predicted, 1) if n == STEPS_PER_EXECUTION[-1] else None])
-    fig = line_chart(fusing_gains(comparisons), logx=True, xlabel="steps_per_execution",
-                     ylabel="steps/s relative to steps_per_execution=1", title="Step fusing, 32 examples per replica")
+    label = "one device"
+    comparison = fusing_comparison(helpers.models.reuters_bag_of_words, data.x_train, data.y_train, batch_size=32,
+                                   steps=256 if fast else 1024, label=label)
+    _, predicted, _ = prediction_lines(comparison)
+    rows = []
+    for n, rate, reading in zip(STEPS_PER_EXECUTION, fusing_rates(comparison), (None, *comparison.readings)):
+        rows.append([label, n, round(rate, 1), round(reading.ratio, 2) if reading else 1.0,
+                     reading.verdict if reading else "baseline",
+                     round(predicted, 1) if n == STEPS_PER_EXECUTION[-1] else None])
+    fig = line_chart(fusing_gains({label: comparison}), logx=True, xlabel="steps_per_execution",
+                     ylabel="steps/s relative to steps_per_execution=1", title="Step fusing with fit on JAX, batch 32")
     return Result("step-fusing", ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"],
                   rows, fig)
 
@@ -138,13 +132,6 @@ def pipeline_reader(dataset, *, batches: int, warmup: int = 2):
         return examples / (time.perf_counter() - start)
 
     return images_per_second
-
-
-def pipeline_rates(dataset, *, batches: int, repeats: int = 5, warmup: int = 2) -> list[float]:
-    """Images/s of `repeats` timed runs of `batches` batches each from one iterator over `dataset` (no model), after
-    `warmup` untimed batches: a spread, for a rate that has no variant to be compared with."""
-    read = pipeline_reader(dataset, batches=batches, warmup=warmup)
-    return [read() for _ in range(repeats)]
 
 
 # ---------------------------------------------------------------------------- large batches

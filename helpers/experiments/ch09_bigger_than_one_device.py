@@ -4,18 +4,12 @@ the chapter also runs where only JAX is installed, as on Colab's TPU runtime).""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 from helpers.errors import CourseError, whole_number
-from helpers.quiet import import_tensorflow_quietly
+from helpers.quiet import import_tensorflow_for_keras_quietly
 
-# Keras on JAX imports TensorFlow where it is installed (keras.utils.set_random_seed seeds it too), and TensorFlow
-# logs lines at its import on some CPUs. The notebook imports this module after Keras (so after Keras's backend is
-# set: importing TensorFlow imports Keras) and before its first model: TensorFlow is imported here, quietly.
-if "keras" in sys.modules and importlib.util.find_spec("tensorflow") is not None:
-    import_tensorflow_quietly()
+import_tensorflow_for_keras_quietly()  # the notebook imports this module after Keras, before its first seed
 
 
 class ResourceExhaustedError(RuntimeError):
