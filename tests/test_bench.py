@@ -3,6 +3,7 @@ import json
 import matplotlib.pyplot as plt
 import pytest
 import tensorflow as tf
+from conftest import run_python
 
 from helpers import CourseError, bench, data
 from helpers.bench import main
@@ -311,3 +312,78 @@ def test_multiworker_benchmark_runs_two_real_workers(fast, capsys, tmp_path):
     assert main(["multiworker", "--json", "--png", str(tmp_path / "m.png")]) == 0
     [row] = only_json(capsys)["results"]
     assert row["workers"] == 2 and row["startup_s"] > 0 and row["steps_per_s"] > 0
+
+
+# ---------------------------------------------------------------------------- step fusing (Keras on JAX)
+
+
+def test_step_fusing_is_set_up_on_jax_and_the_others_on_tensorflow(monkeypatch, capsys, tmp_path):
+    from types import SimpleNamespace
+
+    import helpers.course
+
+    backends = []
+
+    def recording_setup(verbose=True, backend=None, **kwargs):
+        backends.append(backend)
+        return SimpleNamespace(fast=True)
+
+    def fake_benchmark(is_fast):
+        fig, ax = plt.subplots()
+        return Result("fake", ["fast"], [[is_fast]], fig)
+
+    monkeypatch.setattr(helpers.course, "setup", recording_setup)
+    monkeypatch.setattr(bench, "chapter_function", lambda name: fake_benchmark)
+    assert bench.JAX_BENCHMARKS == ("step-fusing",)
+    for name in ("step-fusing", "matmul", "pipeline"):
+        assert main([name, "--json", "--png", str(tmp_path / f"{name}.png")]) == 0
+    assert backends == ["jax", None, None]  # None: setup's default, TensorFlow
+
+
+def test_step_fusing_in_a_python_that_runs_keras_on_tensorflow_is_a_course_error(capsys, tmp_path):
+    import keras
+
+    assert keras.backend.backend() == "tensorflow"  # this process, as any that imported Keras on TensorFlow
+    assert main(["step-fusing", "--json", "--png", str(tmp_path / "s.png")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("error: setup(backend='jax'): Keras was already imported with the 'tensorflow' "
+                                   "backend.")
+    assert not (tmp_path / "s.png").exists()
+
+
+STEP_FUSING = """
+import contextlib, io, json, sys
+import urllib.request
+
+def offline(*args, **kwargs):
+    raise OSError("offline in tests")
+
+urllib.request.urlretrieve = offline  # Keras's download (load_reuters then trains on its stand-in)
+assert "keras" not in sys.modules  # the benchmark is the first to import it
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    from helpers.bench import main
+    status = main(["step-fusing", "--json", "--png", PNG])
+import keras
+print(json.dumps({"status": status, "backend": keras.backend.backend(), "out": out.getvalue()}))
+"""
+
+
+def test_step_fusing_json_runs_keras_on_jax(tmp_path):
+    # KERAS_BACKEND=tensorflow in the environment, as a shell might have it: the benchmark sets JAX before Keras.
+    png = tmp_path / "s.png"
+    found = run_python(STEP_FUSING.replace("PNG", repr(str(png))), COURSE_FAST="1", KERAS_BACKEND="tensorflow",
+                       COURSE_DEVICES="1")
+    assert found["status"] == 0 and found["backend"] == "jax"
+    assert found["out"].count("\n") == 1, found["out"]  # one JSON object, nothing else on stdout
+    out = json.loads(found["out"])
+    assert out["benchmark"] == "step-fusing" and out["fast"] is True and out["png"] == str(png)
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    rows = out["results"]
+    assert [row["where"] for row in rows] == ["one device"] * 4
+    assert [row["steps_per_execution"] for row in rows] == [1, 2, 8, 32]
+    assert all(row["steps_per_s"] > 0 for row in rows)
+    assert (rows[0]["vs_1"], rows[0]["verdict"]) == (1.0, "baseline")
+    assert all(row["verdict"] in ("above", "below", "within noise") for row in rows[1:])
+    assert [row["predicted"] is None for row in rows] == [True, True, True, False] and rows[3]["predicted"] > 0

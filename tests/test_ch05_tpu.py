@@ -1,8 +1,11 @@
 """Chapter 5's measurements and what the notebook prints from them (spreads, the overhead model's prediction); the
 verdicts themselves are helpers.readings' (tests/test_readings.py)."""
 
+import itertools
+
+import numpy as np
 import pytest
-import tensorflow as tf
+from conftest import run_python
 
 import helpers
 from helpers.chapters import ch05_tpu as taught
@@ -86,55 +89,136 @@ def test_fusing_gains_are_the_readings_ratios_plus_the_published_point():
         [100.0, 120.0, 150.0, 200.0])
 
 
-def test_fused_fit_builds_once_and_times_steady_steps(monkeypatch):
-    import keras
+def test_fused_fit_builds_once_and_times_steady_steps_on_jax():
+    # 20 examples, batch 8, 8 steps: the arrays are repeated to 64 examples, so every fit runs all 8 steps.
+    found = run_python("""
+import json
+import keras
+import numpy as np
+from helpers.chapters.ch05_tpu import fused_fit
 
-    seen = []
+built = []
+def build():
+    built.append(keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)]))
+    return built[-1]
 
-    def build():
-        seen.append(keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)]))
-        return seen[-1]
+rng = np.random.default_rng(0)
+x, y = rng.normal(size=(20, 4)).astype("float32"), rng.integers(0, 3, 20)
+run = fused_fit(build, 4, x, y, batch_size=8, steps=8)
+first = run()
+iterations = [int(keras.ops.convert_to_numpy(built[0].optimizer.iterations))]
+second = run()
+iterations.append(int(keras.ops.convert_to_numpy(built[0].optimizer.iterations)))
+print(json.dumps({"backend": keras.backend.backend(), "built": len(built), "fused": built[0].steps_per_execution,
+                  "iterations": iterations, "rates": [first, second]}))
+""", KERAS_BACKEND="jax")
+    assert found["backend"] == "jax"
+    assert found["built"] == 1 and found["fused"] == 4  # one model, fitted again: compiled once
+    assert found["iterations"] == [8, 16]  # every step ran in each fit, fused or not
+    assert all(rate > 0 for rate in found["rates"])
 
-    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 4)), tf.zeros((64,), tf.int64))).batch(8).repeat()
-    run = taught.fused_fit(build, 4, ds, strategy=tf.distribute.get_strategy(), steps=8)
-    rates = [run(), run()]
-    assert len(seen) == 1 and seen[0].steps_per_execution == 4  # one model, fitted again: traced once
-    assert int(seen[0].optimizer.iterations) == 2 * 8  # every step ran, fused or not
-    assert all(rate > 0 for rate in rates)
+
+def test_stacked_trainer_runs_the_same_steps_whatever_the_steps_per_call():
+    # 16 stacked batches, 1, 8 or 3 steps per compiled call (3 leaves a last stack of 1): the same updates.
+    found = run_python("""
+import json
+import keras
+import numpy as np
+from helpers.chapters.ch05_tpu import model_state, stacked_trainer
+
+def tiny():
+    model = keras.Sequential([keras.Input((5,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(3)])
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+rng = np.random.default_rng(0)
+xs = rng.normal(size=(16, 8, 5)).astype("float32")
+ys = rng.integers(0, 3, size=(16, 8))
+models = {k: tiny() for k in (1, 8, 3)}
+initial = models[1].get_weights()
+for model in models.values():
+    model.set_weights(initial)
+fresh = model_state(models[1])  # builds the optimizer's variables, the step count among them
+found = {"optimizer built": models[1].optimizer.built, "fresh state": [len(part) for part in fresh]}
+for k, model in models.items():
+    stacked_trainer(model, k)(xs, ys)
+iterations = {k: int(keras.ops.convert_to_numpy(m.optimizer.iterations)) for k, m in models.items()}
+def apart(a, b):
+    return max(float(np.max(np.abs(u - v))) for u, v in zip(a, b))
+found.update({
+    "iterations": [iterations[k] for k in (1, 8, 3)],
+    "moved": apart(models[1].get_weights(), initial),
+    "8 vs 1": apart(models[8].get_weights(), models[1].get_weights()),
+    "3 vs 1": apart(models[3].get_weights(), models[1].get_weights()),
+    "optimizer 8 vs 1": apart([np.asarray(v.value) for v in models[8].optimizer.variables],
+                              [np.asarray(v.value) for v in models[1].optimizer.variables]),
+})
+print(json.dumps(found))
+""", KERAS_BACKEND="jax")
+    assert found["optimizer built"] is True
+    assert found["fresh state"][0] == 4 and found["fresh state"][2] > 0  # 2 kernels, 2 biases; Adam's variables
+    assert found["iterations"] == [16, 16, 16]  # every batch trained once, whatever the calls
+    assert found["moved"] > 1e-3  # training changed the weights, so equal weights below mean the same updates
+    assert found["8 vs 1"] < 1e-5 and found["3 vs 1"] < 1e-5, found
+    assert found["optimizer 8 vs 1"] < 1e-5, found
 
 
-def test_step_fusing_benchmark_reads_each_place_through_compare(monkeypatch, offline):
+def test_step_fusing_benchmark_compares_the_settings_on_one_device(monkeypatch, offline):
     from helpers import bench, data
 
     calls = []
 
-    def fake(build, dataset, *, strategy, steps, label, values=(1, 2, 8, 32), rounds=5):
-        calls.append((build.__name__, steps, label, int(dataset.element_spec[0].shape[0])))
+    def fake(build, x, y, *, batch_size, steps, label, values=(1, 2, 8, 32), rounds=5):
+        calls.append((build.__name__, len(x), len(y), batch_size, steps, label, tuple(values)))
         return fake_comparison(100.0, 120.0, 150.0, 160.0)
 
     monkeypatch.setattr(ch05_tpu, "fusing_comparison", fake)
     monkeypatch.setattr(data, "synthetic_reuters", lambda seed=0: (([[1, 2]] * 40, [0] * 40), ([[1]], [0])))
     result = bench.chapter_function("step-fusing")(True)
-    assert calls[0] == ("reuters_bag_of_words", 256, "one device", 32)
+    assert calls == [("reuters_bag_of_words", 40, 40, 32, 256, "one device", (1, 2, 8, 32))]  # one place only
     assert result.columns == ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"]
-    assert result.rows[:4] == [["one device", 1, 100.0, 1.0, "baseline", None],
+    assert result.rows[:3] == [["one device", 1, 100.0, 1.0, "baseline", None],
                                ["one device", 2, 120.0, 1.2, "above", None],
-                               ["one device", 8, 150.0, 1.5, "above", None],
-                               ["one device", 32, 160.0, 1.6, "above", result.rows[3][5]]]
+                               ["one device", 8, 150.0, 1.5, "above", None]]
+    assert result.rows[3][:5] == ["one device", 32, 160.0, 1.6, "above"]
+    _, predicted, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 120.0, 150.0, 160.0))
+    assert result.rows[3][5] == round(predicted, 1)
+    assert len(result.rows) == 4
+    calls.clear()
+    ch05_tpu.step_fusing(False)
+    assert calls[0][4] == 1024  # full mode: longer fits
 
 
 # ---------------------------------------------------------------------------- pipelines, seeds, the ResNet step
 
 
-def test_pipeline_reader_keeps_one_iterator_and_explains_a_short_dataset():
-    ds = tf.data.Dataset.from_tensor_slices((tf.zeros((64, 2)), tf.zeros((64,)))).batch(8)
-    read = ch05_tpu.pipeline_reader(ds.repeat(), batches=3)
-    assert all(read() > 0 for _ in range(4))
-    assert len(ch05_tpu.pipeline_rates(ds.repeat(), batches=3, repeats=4)) == 4
-    short = ch05_tpu.pipeline_reader(ds, batches=3)
-    short(), short()  # 2 + 3 + 3 of the 8 batches
+def batches_of(count, size=8):
+    """A plain Python generator of `count` (images, labels) batches of `size`, as chapter 5 feeds the reader."""
+    for _ in range(count):
+        yield np.zeros((size, 4, 4, 3), "float32"), np.zeros(size, "int64")
+
+
+def test_pipeline_reader_reads_a_generator_and_explains_when_it_runs_out():
+    read = ch05_tpu.pipeline_reader(batches_of(8), batches=3)
+    assert read() > 0 and read() > 0  # 2 untimed + 3, then 3: all 8 batches, one iterator throughout
     with pytest.raises(helpers.CourseError, match="ran out within 2 \\+ 3 batches or on a later call"):
-        short()
+        read()
+    first = ch05_tpu.pipeline_reader(batches_of(4), batches=3)  # 2 untimed + 3 > 4: the first call runs out
+    with pytest.raises(helpers.CourseError, match="add .repeat\\(\\) or ask for fewer batches"):
+        first()
+
+
+def test_pipeline_reader_counts_the_examples_it_reads(monkeypatch):
+    ticks = itertools.count()
+    monkeypatch.setattr(ch05_tpu.time, "perf_counter", lambda: next(ticks) * 0.25)  # each reading 0.25 s later
+    read = ch05_tpu.pipeline_reader(batches_of(5, size=16), batches=3)
+    assert read() == pytest.approx(3 * 16 / 0.25)  # 3 batches of 16 between two readings; the 2 warm-up ones not
+
+
+@pytest.mark.parametrize("batches", [0, 2.5, True])
+def test_pipeline_reader_wants_a_whole_number_of_batches(batches):
+    with pytest.raises(helpers.CourseError, match="pipeline_reader\\(batches="):
+        ch05_tpu.pipeline_reader(batches_of(8), batches=batches)
 
 
 def test_seed_lines_give_numbers_per_seed_and_no_verdict():

@@ -1,16 +1,15 @@
 """Chapter 5's exercises: each checker accepts its solution and refuses the starting code and each loophole."""
 
+import math
 import re
 
 import keras
+import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import run_python
 
-import helpers
 from helpers.exercises import ch5, check
-
-LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def verdict(capsys, name, answer):
@@ -18,13 +17,6 @@ def verdict(capsys, name, answer):
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     return out.rstrip("\n")
-
-
-@pytest.fixture
-def short_check(monkeypatch):
-    """Loopholes are refused on what the training did, whatever the timing said: time less of it."""
-    monkeypatch.setattr(ch5, "FUSED_REPEATS", 2)
-    monkeypatch.setattr(ch5, "FUSED_STEPS", 64)
 
 
 # ---------------------------------------------------------------------------- ch5.scaled_lr
@@ -41,162 +33,232 @@ def test_scaled_lr_refuses_the_square_root_rule_for_sgd(capsys):
 
 # ---------------------------------------------------------------------------- ch5.fused_steps
 
-
-def test_fused_steps_solution_is_accepted(capsys):
-    # The real check (5 alternating timed fits of 1,024 steps per side) on this machine, busy or not.
-    out = verdict(capsys, "ch5.fused_steps", lambda: ch5.fusing_model(steps_per_execution=32))
-    assert out == "[ch5.fused_steps] Correct. Well done.", out
-
-
-def test_fused_steps_refuses_the_starting_code_without_timing_it(capsys):
-    out = verdict(capsys, "ch5.fused_steps", ch5.fusing_model)
-    assert out.startswith("[ch5.fused_steps] Not yet: steps_per_execution is 1: every training step is still")
-
-
-def test_fused_steps_refuses_a_model_instead_of_the_function(capsys):
-    out = verdict(capsys, "ch5.fused_steps", ch5.fusing_model(steps_per_execution=32))
-    assert "pass the function that builds and compiles the model" in out
+# The notebook's exercise cell, then the loopholes, all checked in one Python on JAX (the check refuses any other
+# backend). The solution and the starting code are checked at the real sizes (1,024 steps, 5 timed rounds): the
+# timing is what accepts the one and refuses the other. The loopholes are refused on what the training did, before
+# any timing: they run with fewer steps and rounds.
+FUSED_CASES = """
+import contextlib, io, json
+import keras
+from helpers.chapters.ch05_tpu import stacked_trainer
+from helpers.exercises import ch5, check
 
 
-def test_fused_steps_refuses_an_uncompiled_model(capsys):
-    out = verdict(capsys, "ch5.fused_steps", helpers.models.reuters_bag_of_words)
-    assert "must return a compiled Keras model" in out
+def verdict(answer):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check("ch5.fused_steps", answer)
+    return out.getvalue().strip()
 
 
-def test_fused_steps_refuses_a_smaller_model(capsys, short_check):
-    def smaller():
-        model = keras.Sequential([keras.Input((ch5.FUSED_FEATURES,)), keras.layers.Dense(ch5.FUSED_CLASSES)])
-        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
-        return model
-
-    assert "this is not the starting model and optimizer" in verdict(capsys, "ch5.fused_steps", smaller)
+def fused_trainer_at(steps_per_call):
+    def fused_trainer(model):  # the notebook's cell, STEPS_PER_CALL edited
+        return stacked_trainer(model, steps_per_call)
+    return fused_trainer
 
 
-def test_fused_steps_refuses_another_optimizer(capsys, short_check):
-    def sgd():
-        model = ch5.fusing_model()
-        model.compile(optimizer="sgd", loss=LOSS, steps_per_execution=32)
-        return model
-
-    assert "this is not the starting model and optimizer" in verdict(capsys, "ch5.fused_steps", sgd)
+def half_the_batches(model):
+    train = stacked_trainer(model, 32)
+    return lambda xs, ys: train(xs[::2], ys[::2])
 
 
-def test_fused_steps_refuses_training_fewer_steps(capsys, short_check):
-    class HalfTheSteps(keras.Sequential):  # a fit that quietly trains half of what it is asked to
-        def fit(self, *args, steps_per_epoch=None, **kwargs):
-            return super().fit(*args, steps_per_epoch=steps_per_epoch // 2, **kwargs)
-
-    def fewer():
-        model = HalfTheSteps(ch5.fusing_model().layers)
-        model.compile(optimizer="adam", loss=LOSS, steps_per_execution=32)
-        return model
-
-    out = verdict(capsys, "ch5.fused_steps", fewer)
-    assert re.search(r"your model made 32 optimizer steps where the starting one made 64, in one fit", out), out
+def reversed_batches(model):
+    train = stacked_trainer(model, 32)
+    return lambda xs, ys: train(xs[::-1], ys[::-1])
 
 
-def test_fused_steps_refuses_a_setting_that_runs_past_the_epoch(capsys, short_check):
-    out = verdict(capsys, "ch5.fused_steps", lambda: ch5.fusing_model(steps_per_execution=48))
-    assert re.search(r"made 96 optimizer steps where the starting one made 64.*divides 64 \(yours is 48\)", out), out
+def twice(model):
+    train = stacked_trainer(model, 32)
+    return lambda xs, ys: (train(xs, ys), train(xs, ys))
 
 
-def test_fused_steps_refuses_a_changed_learning_rate(capsys, short_check):
-    def faster_rate():
-        model = ch5.fusing_model()
-        model.compile(optimizer=keras.optimizers.Adam(0.01), loss=LOSS, steps_per_execution=32)
-        return model
-
-    out = verdict(capsys, "ch5.fused_steps", faster_rate)
-    assert "your model's weights differ from the starting configuration's" in out, out
+def another_model(model):
+    return stacked_trainer(ch5.fusing_model(), 32)
 
 
-def test_fused_steps_times_a_model_built_in_a_strategy_as_a_copy_outside_it():
-    # C5-X1: under a 2-replica MirroredStrategy on 2 logical CPUs fusing gained 1.0x and the right answer was refused.
-    # The check now trains the learner's model and the starting one under the learner's strategy (32 examples per
-    # replica: the same steps, the same weights), and times the same configuration rebuilt on one device.
-    out = run_python(
-        "import json, helpers\n"
-        "helpers.setup(devices=2, verbose=False)\n"
-        "import tensorflow as tf\n"
-        "from helpers.exercises import ch5, registry\n"
-        "ch5.FUSED_REPEATS, ch5.FUSED_STEPS = 1, 32\n"
-        "built, build = [], ch5.fusing_model\n"
-        "def recorded(steps_per_execution=1):\n"
-        "    built.append([steps_per_execution, tf.distribute.get_strategy().num_replicas_in_sync])\n"
-        "    return build(steps_per_execution)\n"
-        "ch5.fusing_model = recorded\n"
-        "ch5.timed_speedup = lambda a, b, repeats: registry.Speedup(3.0, 1.05, 'below', (1.0,), (0.3,))\n"
-        "strategy = helpers.strategies.choose_strategy(verbose=False)\n"
-        "def mirrored():\n"
-        "    with strategy.scope():\n"
-        "        return ch5.fusing_model(steps_per_execution=8)\n"
-        "print(json.dumps([strategy.num_replicas_in_sync, built, ch5._fused_steps(mirrored)]))")
-    replicas, built, hint = out
-    assert replicas == 2
-    assert built == [[8, 2], [1, 2], [1, 1], [8, 1]], built  # the learner's, the start in its strategy, two copies
-    assert hint is None, hint
+def another_learning_rate(model):
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss=model.loss)
+    return stacked_trainer(model, 32)
 
 
-def test_fused_steps_hint_for_the_starting_code_does_not_name_the_argument(capsys):
-    out = verdict(capsys, "ch5.fused_steps", ch5.fusing_model)
-    assert "compile()" not in out and "section 6" in out
+found = {"backend": keras.backend.backend(), "solution": verdict(fused_trainer_at(32)),
+         "start": verdict(fused_trainer_at(1))}
+ch5.FUSED_STEPS, ch5.FUSED_REPEATS = 64, 1
+found.update({
+    "half the batches": verdict(half_the_batches),
+    "nothing": verdict(lambda model: lambda xs, ys: None),
+    "twice": verdict(twice),
+    "another model": verdict(another_model),
+    "reversed": verdict(reversed_batches),
+    "another learning rate": verdict(another_learning_rate),
+    "a model": verdict(ch5.fusing_model()),
+    "not callable": verdict(lambda model: 32),
+    "a trainer": verdict(stacked_trainer(ch5.fusing_model(), 32)),
+})
+print(json.dumps(found))
+"""
 
+
+def test_fused_steps_accepts_the_solution_and_refuses_the_starting_code_and_the_loopholes():
+    found = run_python(FUSED_CASES, KERAS_BACKEND="jax")
+    assert found["backend"] == "jax"
+    # The real check (5 alternating timed rounds of 1,024 steps per side) on this machine, busy or not.
+    assert found["solution"] == "[ch5.fused_steps] Correct. Well done.", found["solution"]
+    # The starting code against itself: refused on its timing, not on what it trained.
+    assert re.match(r"\[ch5\.fused_steps\] Not yet: your trainer trained the same 1024 steps \d+\.\dx as "
+                    r"fast as the starting code \(", found["start"]), found["start"]
+    assert "aim for 1.5x and outside that noise: run more steps in each compiled call" in found["start"]
+    steps = "[ch5.fused_steps] Not yet: your trainer made {} optimizer steps where the starting one made 64 on the " \
+            "same 64 batches: fusing must run every step once, on this model."
+    assert found["half the batches"] == steps.format(32)
+    assert found["nothing"] == steps.format(0)
+    assert found["twice"] == steps.format(128)
+    assert found["another model"] == steps.format(0)  # the model it was given never trained
+    for case in ("reversed", "another learning rate"):  # the same number of steps, other updates
+        assert found[case].startswith("[ch5.fused_steps] Not yet: after the same 64 steps on the same batches your "
+                                      "model's weights differ from the starting configuration's by up to "), case
+        assert found[case].endswith("Change only STEPS_PER_CALL."), case
+    passed_too_much = ("[ch5.fused_steps] Not yet: pass the function that makes the trainer (fused_trainer), not a "
+                       "model or what it returns.")
+    assert found["a model"] == passed_too_much
+    assert found["not callable"] == ("[ch5.fused_steps] Not yet: fused_trainer(model) must return the function that "
+                                     "trains the model (as stacked_trainer does).")
+    # What fused_trainer returns, a trainer, is callable too: called with the model alone it raises, and check says so.
+    assert found["a trainer"].startswith("[ch5.fused_steps] Not yet: could not check this answer (TypeError: "), \
+        found["a trainer"]
+
+
+def test_fused_steps_under_tensorflow_says_the_check_trains_with_jax(capsys):
+    called = []
+    assert keras.backend.backend() == "tensorflow"  # this process: Keras on TensorFlow
+    out = verdict(capsys, "ch5.fused_steps", lambda model: called.append(model))
+    assert out == ("[ch5.fused_steps] Not yet: this check trains with JAX: run the chapter from the top, whose device "
+                   "cell sets KERAS_BACKEND=jax before Keras is imported.")
+    assert called == []  # no model was made or handed over
+
+
+# ---------------------------------------------------------------------------- ch5.static_batches
 
 GLOBAL = ch5.STATIC_BATCH  # fixed by the check, whatever batch the learner names
+WHOLE = ch5.STATIC_WHOLE * GLOBAL  # 640 of the range's 643 numbers
+
+
+class Uneven(keras.utils.PyDataset):
+    """The notebook's starting code: batches of 64 numbers of a range, each its own label, and a last batch of 3."""
+
+    def __init__(self, count=10 * 64 + 3, batch_size=64):
+        super().__init__()
+        self.numbers, self.batch_size = np.arange(count), batch_size
+
+    def __len__(self):
+        return math.ceil(len(self.numbers) / self.batch_size)  # edit me
+
+    def __getitem__(self, index):
+        part = self.numbers[index * self.batch_size : (index + 1) * self.batch_size]
+        return part, part
+
+
+class Whole(Uneven):
+    """The solution: whole batches only."""
+
+    def __len__(self):
+        return len(self.numbers) // self.batch_size
+
+
+class WrappedAround(Uneven):
+    """Pads the last batch to 64 with the range's first numbers: 11 batches of 64, 61 numbers read twice."""
+
+    def __getitem__(self, index):
+        part = np.take(self.numbers, np.arange(index * self.batch_size, (index + 1) * self.batch_size), mode="wrap")
+        return part, part
+
+
+class ElevenWhole(Whole):
+    """Counts 11 batches, each whole: the eleventh is the first again."""
+
+    def __len__(self):
+        return super().__len__() + 1
+
+    def __getitem__(self, index):
+        return super().__getitem__(index % super().__len__())
+
+
+class NotPairs(Whole):
+    def __getitem__(self, index):
+        return super().__getitem__(index)[0]  # the features alone
+
+
+class Zeros(Whole):
+    def __getitem__(self, index):
+        return np.zeros(self.batch_size, "int64"), np.zeros(self.batch_size, "int64")
+
+
+class Relabelled(Whole):
+    def __getitem__(self, index):
+        part, _ = super().__getitem__(index)
+        return part, part * 0
+
+
+class LastWhole(Whole):
+    """Whole batches of 64, but the range's last 640 numbers: the first 3 left out instead of the last."""
+
+    def __getitem__(self, index):
+        part = self.numbers[3 + index * self.batch_size : 3 + (index + 1) * self.batch_size]
+        return part, part
+
+
+class TwelveCounted(Whole):
+    def __len__(self):
+        return 12
 
 
 def static_verdict(capsys, dataset):
-    check("ch5.static_batches", dataset)
-    return capsys.readouterr().out.strip()
+    return verdict(capsys, "ch5.static_batches", dataset)
 
 
-def uneven_range():
-    return tf.data.Dataset.range(10 * GLOBAL + 3).map(lambda i: (i, i))
+def test_static_batches_accepts_counting_whole_batches_only(capsys):
+    assert static_verdict(capsys, Whole()) == "[ch5.static_batches] Correct. Well done."
 
 
-def test_static_batches_accepts_dropping_the_partial_batch(capsys):
-    assert static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True)).endswith("Correct. Well done.")
+def test_static_batches_refuses_the_starting_code_with_the_batch_sizes(capsys):
+    out = static_verdict(capsys, Uneven())
+    assert out.startswith(f"[ch5.static_batches] Not yet: batch sizes [3, {GLOBAL}]: every batch must hold {GLOBAL}, "
+                          "one shape for XLA; leave the last, partial batch out"), out
 
 
-def test_static_batches_refuses_the_starting_code(capsys):
-    assert f"every batch must hold {GLOBAL}" in static_verdict(capsys, uneven_range().batch(GLOBAL))
+@pytest.mark.parametrize("answer", [
+    [(np.arange(GLOBAL), np.arange(GLOBAL))],  # a list of batches
+    tf.data.Dataset.range(WHOLE).map(lambda i: (i, i)).batch(GLOBAL, drop_remainder=True),  # the TensorFlow way
+    Whole,  # the class, not an instance
+], ids=["list", "tf.data", "class"])
+def test_static_batches_wants_a_pydataset_instance(capsys, answer):
+    assert static_verdict(capsys, answer) == (
+        "[ch5.static_batches] Not yet: pass the dataset itself, an instance of your PyDataset class: "
+        f"check(\"ch5.static_batches\", uneven); the check fixes the batch at {GLOBAL}.")
 
 
-def test_static_batches_does_not_hang_on_a_repeated_dataset(capsys):
-    out = static_verdict(capsys, uneven_range().batch(GLOBAL, drop_remainder=True).repeat())
-    assert "more than 10 batches, the range's whole batches: leave out repeat() and padding" in out
+@pytest.mark.parametrize("dataset", [WrappedAround(), ElevenWhole()], ids=["wrap-around", "eleven-whole"])
+def test_static_batches_refuses_an_eleventh_whole_batch(capsys, dataset):
+    assert static_verdict(capsys, dataset) == (
+        f"[ch5.static_batches] Not yet: 11 batches of {GLOBAL}: the range has 10 whole ones, each read once.")
 
 
-def test_static_batches_refuses_stand_in_batches_of_the_right_shape(capsys):
-    stand_in = tf.data.Dataset.from_tensors((tf.zeros(GLOBAL, tf.int64),) * 2)
-    assert "must hold the range's first 640 examples with their labels" in static_verdict(capsys, stand_in)
+def test_static_batches_refuses_batches_that_are_not_pairs(capsys):
+    assert static_verdict(capsys, NotPairs()) == (
+        "[ch5.static_batches] Not yet: each batch must stay a (features, labels) pair, as __getitem__ gives it.")
 
 
-def test_static_batches_refuses_a_padded_last_batch_that_repeats_examples(capsys):
-    padded = uneven_range().concatenate(uneven_range().take(GLOBAL - 3)).batch(GLOBAL, drop_remainder=True)  # 11
-    assert "more than 10 batches" in static_verdict(capsys, padded)
+@pytest.mark.parametrize("dataset", [Zeros(), Relabelled(), LastWhole()], ids=["zeros", "labels", "last-640"])
+def test_static_batches_refuses_the_right_shapes_with_other_numbers(capsys, dataset):
+    assert static_verdict(capsys, dataset) == (
+        f"[ch5.static_batches] Not yet: the batches must hold the range's first {WHOLE} numbers with their labels, "
+        "each once: keep __getitem__ as it is and change only how many batches __len__ counts.")
 
 
-def test_static_batches_refuses_batches_of_one_with_a_global_batch_of_one(capsys):
-    # C5-X2: the learner once supplied the global batch, so ten batches of 1 "with a global batch of 1" passed.
-    ones = tf.data.Dataset.range(10).map(lambda i: (i, i)).batch(1, drop_remainder=True)
-    assert f"every batch must hold {GLOBAL}" in static_verdict(capsys, ones)
-    assert "pass the dataset itself" in static_verdict(capsys, (ones, 1))
-
-
-def test_static_batches_refuses_labels_that_are_not_the_range(capsys):
-    # C5-X2: only the features were compared; the labels are now compared too.
-    relabelled = tf.data.Dataset.range(10 * GLOBAL + 3).map(lambda i: (i, i * 0)).batch(GLOBAL, drop_remainder=True)
-    assert "with their labels" in static_verdict(capsys, relabelled)
-
-
-def test_static_batches_refuses_batch_then_filter_full_batches(capsys):
-    # X-9: .batch(G).filter(full) keeps only whole batches, but the batch dimension stays unknown (None).
-    full = uneven_range().batch(GLOBAL).filter(lambda x, y: tf.shape(x)[0] == GLOBAL)
-    assert "(static size None): every batch must hold" in static_verdict(capsys, full)
-
-
-def test_static_batches_refuses_take_then_batch(capsys):
-    # X-9: .take(10 * G).batch(G) gives 10 whole batches, but batch() without drop_remainder leaves the size None.
-    taken = uneven_range().take(10 * GLOBAL).batch(GLOBAL)
-    assert "(static size None): every batch must hold" in static_verdict(capsys, taken)
+@pytest.mark.parametrize("dataset, count", [(TwelveCounted(), 12), (Whole(batch_size=1), 643)],
+                         ids=["twelve", "batches-of-one"])
+def test_static_batches_refuses_counts_beyond_the_whole_batches_before_reading_them(capsys, dataset, count):
+    # C5-X2: the learner once named the batch, so batches of 1 passed; the check fixes it at 64.
+    assert static_verdict(capsys, dataset) == (
+        f"[ch5.static_batches] Not yet: len(dataset) is {count}: the range holds 10 whole batches of {GLOBAL} and "
+        "3 examples left over; count whole batches only.")

@@ -133,6 +133,10 @@ def _fused_steps(answer):
                 f"configuration's by up to {apart:.2g}: fusing changes how steps are launched, not what they "
                 "compute. Change only STEPS_PER_CALL.")
     speed = timed_speedup(waited(start, start_model), waited(train, model), repeats=FUSED_REPEATS)
+    timed_steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations)) - steps
+    if timed_steps != FUSED_REPEATS * FUSED_STEPS:  # compare() called it FUSED_REPEATS times, each on every batch
+        return (f"in the timed calls your trainer made {timed_steps:,} optimizer steps where {FUSED_REPEATS} calls "
+                f"on {FUSED_STEPS} batches make {FUSED_REPEATS * FUSED_STEPS:,}: every call must train every step.")
     if not speed.reaches(FUSED_GOAL):
         return (f"your trainer trained the same {FUSED_STEPS} steps {speed}; aim for "
                 f"{FUSED_GOAL:g}x and outside that noise: run more steps in each compiled call, or run the check "

@@ -1,4 +1,4 @@
-"""Programs that run as their own processes (chapters 3 and 7): `python helpers/programs/NAME.py --help`.
+"""Programs that run as their own processes (chapters 3, 5 and 7): `python helpers/programs/NAME.py --help`.
 
 Each file is complete and uses only TensorFlow, Keras and NumPy: its notebook writes the same text to a file with
 %%writefile and launches it (`make export` keeps the two identical).
@@ -6,7 +6,8 @@ Each file is complete and uses only TensorFlow, Keras and NumPy: its notebook wr
 
 from pathlib import Path
 
-NAMES = ("multiworker", "parameter_server", "resumable", "train_multi_gpu", "train_multi_gpu_jax", "fit_jax_processes")
+NAMES = ("multiworker", "parameter_server", "resumable", "train_multi_gpu", "train_multi_gpu_jax", "fit_jax_processes",
+         "tpu_strategy_fit")
 
 
 def program(name: str) -> Path:
