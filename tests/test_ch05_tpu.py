@@ -81,6 +81,14 @@ def test_prediction_lines_say_when_fusing_showed_no_per_call_cost():
     assert lines[-1].startswith("o <= 0: N=8 was no faster than N=2 here")
 
 
+def test_prediction_lines_predict_nothing_when_the_fit_gives_no_work_per_step():
+    # N=8 at over 4x N=2's rate: t(2) = c + o/2 and t(8) = c + o/8 give c <= 0, which no fixed cost per call explains
+    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(100.0, 100.0, 450.0, 900.0))
+    assert (predicted, ratio) == (None, None)
+    assert lines[-1].startswith("c <= 0: N=8 ran over 4x N=2's rate") and lines[-1].endswith("no prediction")
+    assert len(lines) == 2
+
+
 def test_fusing_gains_are_the_readings_ratios_plus_the_published_point():
     gains = ch05_tpu.fusing_gains({"one device": fake_comparison(100.0, 120.0, 150.0, 200.0)})
     assert gains == {"one device": ([1, 2, 8, 32], [1.0, 1.2, 1.5, 2.0]),

@@ -76,6 +76,27 @@ def another_model(model):
     return stacked_trainer(ch5.fusing_model(), 32)
 
 
+def first_call_only(model):
+    train, calls = stacked_trainer(model, 32), []
+
+    def once(xs, ys):  # trains on its first call, does nothing after
+        calls.append(1)
+        if len(calls) == 1:
+            train(xs, ys)
+
+    return once
+
+
+def reversed_after_the_first_call(model):
+    train, calls = stacked_trainer(model, 32), []
+
+    def later_reversed(xs, ys):  # the right steps on every call, on the batches in another order after the first
+        calls.append(1)
+        train(xs, ys) if len(calls) == 1 else train(xs[::-1], ys[::-1])
+
+    return later_reversed
+
+
 def another_learning_rate(model):
     model.compile(optimizer=keras.optimizers.Adam(0.01), loss=model.loss)
     return stacked_trainer(model, 32)
@@ -83,12 +104,14 @@ def another_learning_rate(model):
 
 found = {"backend": keras.backend.backend(), "solution": verdict(fused_trainer_at(32)),
          "start": verdict(fused_trainer_at(1))}
-ch5.FUSED_STEPS, ch5.FUSED_REPEATS = 64, 1
+ch5.FUSED_STEPS, ch5.FUSED_REPEATS = 64, 2  # compare() needs 2 rounds
 found.update({
     "half the batches": verdict(half_the_batches),
     "nothing": verdict(lambda model: lambda xs, ys: None),
     "twice": verdict(twice),
     "another model": verdict(another_model),
+    "first call only": verdict(first_call_only),
+    "reversed after the first call": verdict(reversed_after_the_first_call),
     "reversed": verdict(reversed_batches),
     "another learning rate": verdict(another_learning_rate),
     "a model": verdict(ch5.fusing_model()),
@@ -114,6 +137,11 @@ def test_fused_steps_accepts_the_solution_and_refuses_the_starting_code_and_the_
     assert found["nothing"] == steps.format(0)
     assert found["twice"] == steps.format(128)
     assert found["another model"] == steps.format(0)  # the model it was given never trained
+    assert found["first call only"] == ("[ch5.fused_steps] Not yet: in the timed calls your trainer made 0 optimizer "
+                                        "steps where 2 calls on 64 batches make 128: every call must train every step.")
+    assert found["reversed after the first call"].startswith(
+        "[ch5.fused_steps] Not yet: a later call of your trainer, from the starting configuration's weights, ended "), \
+        found["reversed after the first call"]
     for case in ("reversed", "another learning rate"):  # the same number of steps, other updates
         assert found[case].startswith("[ch5.fused_steps] Not yet: after the same 64 steps on the same batches your "
                                       "model's weights differ from the starting configuration's by up to "), case
@@ -262,3 +290,33 @@ def test_static_batches_refuses_counts_beyond_the_whole_batches_before_reading_t
     assert static_verdict(capsys, dataset) == (
         f"[ch5.static_batches] Not yet: len(dataset) is {count}: the range holds 10 whole batches of {GLOBAL} and "
         "3 examples left over; count whole batches only.")
+
+
+class TenCounted(Uneven):
+    """Counts this range's 10 whole batches by hand: right here, wrong for any other range."""
+
+    def __len__(self):
+        return 10
+
+
+class CountedFromAnotherDefault(Uneven):
+    """Leaves __len__ as given and moves the default range to 640: whole batches for that range only."""
+
+    def __init__(self, count=10 * 64, batch_size=64):
+        super().__init__(count, batch_size)
+
+
+class NoCountArgument(Whole):
+    def __init__(self):
+        super().__init__()
+
+
+@pytest.mark.parametrize("dataset", [TenCounted(), CountedFromAnotherDefault()], ids=["fixed count", "other default"])
+def test_static_batches_refuses_a_count_that_fits_only_this_range(capsys, dataset):
+    out = static_verdict(capsys, dataset)
+    assert f"(count={ch5.OTHER_COUNT}) gives batch sizes" in out and "not a fixed number" in out, out
+
+
+def test_static_batches_asks_to_keep_the_init_arguments(capsys):
+    out = static_verdict(capsys, NoCountArgument())
+    assert f"NoCountArgument(count={ch5.OTHER_COUNT}) failed (TypeError" in out and "keep __init__'s" in out, out

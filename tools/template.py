@@ -112,8 +112,8 @@ course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION{backend_argum
 
 PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
 # FAST: "fast" = small data and few epochs (workshops); "full" = full size, even on a CPU; "auto" = full size with a
-# GPU or a TPU that TensorFlow can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides instead
-# when it is set).
+# GPU or a TPU this chapter's backend can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides
+# instead when it is set).
 FAST = "auto"  # @param ["auto", "fast", "full"]
 # DEVICES: {devices}; None reads COURSE_DEVICES. A new value needs a restart of the runtime.
 DEVICES = None  # @param {type:"raw"}'''

@@ -6,7 +6,7 @@ then run `make export` (tools/export.py); tests/test_export.py fails while this 
 """
 
 
-# notebooks/05_tpu.ipynb, cell 28
+# notebooks/05_tpu.ipynb, cell 29
 # in 6. Step fusing: what `steps_per_execution` saves on JAX
 import time
 
@@ -47,7 +47,7 @@ def predicted_rate(c, o, n):
     return 1 / (c + o / n)
 
 
-# notebooks/05_tpu.ipynb, cell 34
+# notebooks/05_tpu.ipynb, cell 36
 # in The loop inside one compiled call: `jax.lax.scan`
 import jax
 

@@ -25,6 +25,7 @@ def _scaled_lr(answer):
 
 STATIC_BATCH = 64  # the exercise's batch, fixed here: a learner's own "global batch" of 1 would make any batching pass
 STATIC_WHOLE = 10  # range(10 * 64 + 3): 10 whole batches and 3 left over
+OTHER_COUNT = 5 * 64 + 7  # a second range the learner's class must batch the same way
 
 
 @exercise("ch5.static_batches")
@@ -56,6 +57,15 @@ def _static_batches(answer):
     if pairs != [(i, i) for i in range(whole)]:
         return (f"the batches must hold the range's first {whole} numbers with their labels, each once: keep "
                 "__getitem__ as it is and change only how many batches __len__ counts.")
+    try:  # another range: __len__ must count whole batches of any count, not only of this one
+        other = type(answer)(count=OTHER_COUNT)
+        sizes = [len(np.asarray(other[index][0])) for index in range(len(other))]
+    except Exception as err:
+        return (f"{type(answer).__name__}(count={OTHER_COUNT}) failed ({type(err).__name__}: {err}): keep __init__'s "
+                "arguments as given, and count the whole batches in __len__.")
+    if sizes != [STATIC_BATCH] * (OTHER_COUNT // STATIC_BATCH):
+        return (f"{type(answer).__name__}(count={OTHER_COUNT}) gives batch sizes {sizes}: __len__ must count the whole "
+                f"batches of whatever range it is given ({OTHER_COUNT // STATIC_BATCH} here), not a fixed number.")
     return None
 
 
@@ -137,6 +147,16 @@ def _fused_steps(answer):
     if timed_steps != FUSED_REPEATS * FUSED_STEPS:  # compare() called it FUSED_REPEATS times, each on every batch
         return (f"in the timed calls your trainer made {timed_steps:,} optimizer steps where {FUSED_REPEATS} calls "
                 f"on {FUSED_STEPS} batches make {FUSED_REPEATS * FUSED_STEPS:,}: every call must train every step.")
+    # After the timed calls, from the same weights and optimizer state again: one more call each must still agree.
+    model.set_weights(start_model.get_weights())
+    for mine, theirs in zip(model.optimizer.variables, start_model.optimizer.variables):
+        mine.assign(theirs)
+    waited(start, start_model)()
+    waited(train, model)()
+    apart = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start_model.get_weights()))
+    if apart > 1e-4:
+        return (f"a later call of your trainer, from the starting configuration's weights, ended {apart:.2g} away from "
+                "it: every call must train the same steps. Change only STEPS_PER_CALL.")
     if not speed.reaches(FUSED_GOAL):
         return (f"your trainer trained the same {FUSED_STEPS} steps {speed}; aim for "
                 f"{FUSED_GOAL:g}x and outside that noise: run more steps in each compiled call, or run the check "

@@ -43,25 +43,31 @@ def fusing_rates(comparison, values=STEPS_PER_EXECUTION) -> list[float]:
     return [base] + [base * reading.ratio for reading in comparison.readings]
 
 
-def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str], float, float]:
+def prediction_lines(comparison, values=STEPS_PER_EXECUTION) -> tuple[list[str], float | None, float | None]:
     """t(N) = c + o/N fitted on the two middle `values` (both run Keras's loop of steps, which N=1 does not), its
     prediction for the last beside the measured rate, gains relative to the first (N=1).
-    Returns (printed lines, predicted steps/s, measured / predicted)."""
+    Returns (printed lines, predicted steps/s, measured / predicted); no prediction (None, None) where the fit gives
+    c <= 0, which no fixed cost per call explains."""
     rates = fusing_rates(comparison, values)
     c, o = per_call_model(rates[1], rates[2], values[1], values[2])
+    lines = [f"fitted on N={values[1]} ({_number(rates[1])} steps/s) and N={values[2]} ({_number(rates[2])} steps/s): "
+             f"c = {c * 1e3:.2f} ms of work per step, o = {o * 1e3:.2f} ms per call"]
+    if c <= 0:
+        lines.append(f"c <= 0: N={values[2]} ran over {values[2] // values[1]}x N={values[1]}'s rate, which no fixed "
+                     "cost per call explains (noise, or a cost that shrinks faster than 1/N): no prediction")
+        return lines, None, None
     predicted = predicted_rate(c, o, values[-1])
     ratio = rates[-1] / predicted
-    lines = [f"fitted on N={values[1]} ({_number(rates[1])} steps/s) and N={values[2]} ({_number(rates[2])} steps/s): "
-             f"c = {c * 1e3:.2f} ms of work per step, o = {o * 1e3:.2f} ms per call",
-             f"N={values[-1]}: predicted {_number(predicted)} steps/s ({predicted / rates[0]:.2f}x N={values[0]}), "
-             f"measured {_number(rates[-1])} steps/s ({rates[-1] / rates[0]:.2f}x); measured/predicted {ratio:.2f}"]
+    lines.append(f"N={values[-1]}: predicted {_number(predicted)} steps/s ({predicted / rates[0]:.2f}x N={values[0]}), "
+                 f"measured {_number(rates[-1])} steps/s ({rates[-1] / rates[0]:.2f}x); measured/predicted {ratio:.2f}")
     if o > 0:
         ceiling = 1 / c / rates[0]  # the gain as N grows without end: every call's fixed cost gone
         beaten = "  <- BEATS THE MODEL'S CEILING: part of each step's cost shrinks with N too, or the load changed"
         lines.append(f"the model's ceiling 1/c = {_number(1 / c)} steps/s ({ceiling:.2f}x N={values[0]})"
                      + (beaten if _beyond(comparison.readings[-1], ceiling) else ""))
     else:
-        lines.append(f"o <= 0: N={values[2]} was no faster than N={values[1]} here, so the model predicts no gain")
+        lines.append(f"o <= 0: N={values[2]} was no faster than N={values[1]} here: the model finds no fixed cost per "
+                     f"call to remove, and predicts no gain past N={values[1]} (with o < 0, a loss)")
     return lines, predicted, ratio
 
 
@@ -100,7 +106,7 @@ def step_fusing(fast: bool) -> Result:
     for n, rate, reading in zip(STEPS_PER_EXECUTION, fusing_rates(comparison), (None, *comparison.readings)):
         rows.append([label, n, round(rate, 1), round(reading.ratio, 2) if reading else 1.0,
                      reading.verdict if reading else "baseline",
-                     round(predicted, 1) if n == STEPS_PER_EXECUTION[-1] else None])
+                     round(predicted, 1) if predicted and n == STEPS_PER_EXECUTION[-1] else None])
     fig = line_chart(fusing_gains({label: comparison}), logx=True, xlabel="steps_per_execution",
                      ylabel="steps/s relative to steps_per_execution=1", title="Step fusing with fit on JAX, batch 32")
     return Result("step-fusing", ["where", "steps_per_execution", "steps_per_s", "vs_1", "verdict", "predicted"],
