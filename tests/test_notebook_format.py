@@ -12,7 +12,7 @@ FORMATTED = "x = [1, 2]\ny = dict(a=1)"
 
 
 def notebook(tmp_path, *, indent=1):
-    exported = nbformat.v4.new_code_cell("# Exported to helpers/chapters/ch00_x.py\n" + UNFORMATTED)
+    exported = nbformat.v4.new_code_cell("#|export\n" + UNFORMATTED)
     cells = [nbformat.v4.new_markdown_cell("# Title\n\nx  =  1"), nbformat.v4.new_code_cell(UNFORMATTED),
              nbformat.v4.new_code_cell(UNFORMATTED), nbformat.v4.new_code_cell(UNFORMATTED), exported,
              nbformat.v4.new_code_cell("%%writefile a.py\nz=(1,\n 2)")]
@@ -27,7 +27,7 @@ def test_only_the_code_cells_the_formatter_owns_are_formatted(tmp_path):
     assert notebook_format.main([str(path)]) == 0
     sources = [cell.source for cell in nbformat.read(path, as_version=4).cells]
     assert sources == ["# Title\n\nx  =  1", UNFORMATTED, UNFORMATTED, FORMATTED,
-                       "# Exported to helpers/chapters/ch00_x.py\n" + FORMATTED,
+                       "#|export\n" + FORMATTED,
                        "%%writefile a.py\nz=(1,\n 2)"]
     assert path.read_text() == nbformat.writes(nbformat.read(path, as_version=4)) + "\n"
 
