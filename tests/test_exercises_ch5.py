@@ -122,7 +122,7 @@ print(json.dumps(found))
 """
 
 
-def test_fused_steps_accepts_the_solution_and_refuses_the_starting_code_and_the_loopholes():
+def test_fused_steps_accepts_the_solution_refuses_the_rest():
     found = run_python(FUSED_CASES, KERAS_BACKEND="jax")
     assert found["backend"] == "jax"
     # The real check (5 alternating timed rounds of 1,024 steps per side) on this machine, busy or not.
