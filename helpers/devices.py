@@ -9,7 +9,7 @@ import subprocess
 
 import tensorflow as tf
 
-from helpers.cpu import CPU_16BIT_FLAGS, cpu_16bit_support, cpu_flags, cpu_name  # noqa: F401 (chapters 2, 4 read them here)
+from helpers.cpu import cpu_name
 from helpers.errors import CourseError, check_devices
 from helpers.tables import Table
 from helpers.versions import TPU_ROUTE

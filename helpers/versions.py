@@ -18,8 +18,9 @@ MIN_KERAS = (3, 13)
 # found", Kaggle/docker-python tpu/requirements.in). tensorflow-tpu pins another libtpu, so pip refuses it
 # (colabtools#5209) or replaces JAX's: the course names no install and points to the chapters that run on JAX.
 JAX_CHAPTERS = "chapters 5 and 9 run on the TPU runtime as it is (Keras on JAX)"
-# The runtimes with TensorFlow that can replace a TPU one, as each platform's menus name them.
-SWITCH_RUNTIME = "Colab: Runtime > Change runtime type > T4 GPU or CPU; Kaggle: Settings > Accelerator > GPU T4 x2"
+# The runtimes with TensorFlow that can replace a TPU one, as each platform's menus name them (course.SWITCH_RUNTIME
+# names the GPU ones, for speed).
+TENSORFLOW_RUNTIMES = "Colab: Runtime > Change runtime type > T4 GPU or CPU; Kaggle: Settings > Accelerator > GPU T4 x2"
 TPU_ROUTE = ("Chapters 5 and 9 (05_tpu.ipynb and 09_bigger_than_one_device.ipynb, opened from their Open in Colab / "
              "Open in Kaggle badges: Keras on the JAX backend) are written for Colab's and Kaggle's TPU runtimes as "
              "they ship (they have been run on CPU devices, not yet on a TPU): install no TensorFlow or JAX over them.")
@@ -54,7 +55,7 @@ def check_versions() -> None:
         found = "" if getattr(err, "name", None) == "tensorflow" else f" ({' '.join(str(err).split())})"
         raise CourseError(
             f"This chapter needs TensorFlow, which this runtime (e.g. Colab's TPU runtime) does not have{found}: "
-            f"switch to a runtime with it ({SWITCH_RUNTIME}; locally, `make setup`) and run all again; "
+            f"switch to a runtime with it ({TENSORFLOW_RUNTIMES}; locally, `make setup`) and run all again; "
             f"{JAX_CHAPTERS}."
         ) from None
     if _version_tuple(tf.__version__) < MIN_TF or _version_tuple(keras.__version__) < MIN_KERAS:

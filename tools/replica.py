@@ -57,7 +57,7 @@ TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
 # A setup cell that puts Keras on the JAX backend: that chapter needs no TensorFlow.
 JAX_SETUP = re.compile(r'helpers\.setup\([^\n]*backend="jax"')
 # What a chapter that needs TensorFlow must name where there is none: the runtime to switch to on each platform (the
-# menus helpers/versions.py's SWITCH_RUNTIME names).
+# menus helpers/versions.py's TENSORFLOW_RUNTIMES names).
 SWITCH_RUNTIME = ("Runtime > Change runtime type", "Settings > Accelerator")
 
 

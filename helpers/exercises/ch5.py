@@ -112,7 +112,7 @@ def _fused_steps(answer):
     import jax
     import numpy as np
 
-    from helpers.chapters.ch05_tpu import stacked_trainer
+    from helpers.chapters.ch05_tpu import model_state, stacked_trainer, write_state
 
     if not callable(answer) or isinstance(answer, keras.Model):
         return "pass the function that makes the trainer (fused_trainer), not a model or what it returns."
@@ -131,30 +131,32 @@ def _fused_steps(answer):
 
         return run
 
+    def steps_of(which) -> int:
+        return int(keras.ops.convert_to_numpy(which.optimizer.iterations))
+
+    def weights_apart() -> float:
+        return max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start_model.get_weights()))
+
     waited(start, start_model)()  # untimed: each side compiles, and this training is what gets compared
     waited(train, model)()
-    steps, start_steps = (int(keras.ops.convert_to_numpy(m.optimizer.iterations)) for m in (model, start_model))
+    steps, start_steps = steps_of(model), steps_of(start_model)
     if steps != start_steps:
         return (f"your trainer made {steps:,} optimizer steps where the starting one made {start_steps:,} on the same "
                 f"{FUSED_STEPS} batches: fusing must run every step once, on this model.")
-    apart = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start_model.get_weights()))
-    if apart > 1e-4:
+    if (apart := weights_apart()) > 1e-4:
         return (f"after the same {steps:,} steps on the same batches your model's weights differ from the starting "
                 f"configuration's by up to {apart:.2g}: fusing changes how steps are launched, not what they "
                 "compute. Change only STEPS_PER_CALL.")
     speed = timed_speedup(waited(start, start_model), waited(train, model), repeats=FUSED_REPEATS)
-    timed_steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations)) - steps
+    timed_steps = steps_of(model) - steps
     if timed_steps != FUSED_REPEATS * FUSED_STEPS:  # compare() called it FUSED_REPEATS times, each on every batch
         return (f"in the timed calls your trainer made {timed_steps:,} optimizer steps where {FUSED_REPEATS} calls "
                 f"on {FUSED_STEPS} batches make {FUSED_REPEATS * FUSED_STEPS:,}: every call must train every step.")
     # After the timed calls, from the same weights and optimizer state again: one more call each must still agree.
-    model.set_weights(start_model.get_weights())
-    for mine, theirs in zip(model.optimizer.variables, start_model.optimizer.variables):
-        mine.assign(theirs)
+    write_state(model, model_state(start_model))
     waited(start, start_model)()
     waited(train, model)()
-    apart = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), start_model.get_weights()))
-    if apart > 1e-4:
+    if (apart := weights_apart()) > 1e-4:
         return (f"a later call of your trainer, from the starting configuration's weights, ended {apart:.2g} away from "
                 "it: every call must train the same steps. Change only STEPS_PER_CALL.")
     if not speed.reaches(FUSED_GOAL):
