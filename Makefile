@@ -154,7 +154,7 @@ screenshots: browser  ## refresh the stored TensorBoard screenshots chapter 8 sh
 	cp build/screenshots/tensorboard_profile_*.png notebooks/images/
 
 # The notebooks are the source of the code they teach: write their exported cells into helpers/chapters and
-# helpers/programs (tests/test_export.py fails while a generated file is stale).
+# helpers/programs (tests/tools/test_export.py fails while a generated file is stale).
 export: setup  ## write the notebooks' exported cells into helpers/chapters and helpers/programs
 	$(BIN)/python tools/export.py
 

@@ -26,7 +26,7 @@ from helpers.report import record
 
 SMALLEST_EFFECT = 0.05  # the A/A band is never narrower than ±5%
 MARGIN = 1.5  # the band is 1.5 times the baseline's largest stray from itself (in log terms): a few rounds
-# underestimate the noise, and with pure noise this keeps a false verdict near 1 in 60 (tests/test_readings.py)
+# underestimate the noise, and with pure noise this keeps a false verdict near 1 in 60 (tests/unit/test_readings.py)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ from helpers.errors import CourseError
 from helpers.quiet import import_tensorflow_quietly
 
 # The versions CI runs every notebook on: replicas of Colab's and Kaggle's runtimes (tools/platforms/colab.txt and
-# kaggle.txt, the oldest) and the newest releases (pyproject.toml's [cpu] extra). tests/test_env_files.py checks the
-# files agree. Three combinations, by position: Colab's first, the newest releases second, Kaggle's third.
+# kaggle.txt, the oldest) and the newest releases (pyproject.toml's [cpu] extra).
+# tests/tools/test_env_files.py checks the files agree. Three combinations, by position: Colab's first, the newest
+# releases second, Kaggle's third.
 TESTED = {"TensorFlow": ("2.20.0", "2.21.0", "2.20.0"), "Keras": ("3.13.2", "3.15.1", "3.13.2"),
           "Python": ("3.13", "3.12", "3.12")}
 MIN_TF = (2, 20)  # the floors are the oldest tested versions, not older ones nobody ran

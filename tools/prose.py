@@ -1,6 +1,6 @@
 """The prose rules every notebook's markdown follows: no figure typed by hand without a source, no reading of a
 measurement (the code that measured it prints the reading), links into the glossary that land, cells a learner reads
-on one screen. `tools/template.py` reports what they find; `tests/test_template.py` tests each rule."""
+on one screen. `tools/template.py` reports what they find; `tests/tools/test_template.py` tests each rule."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def _reshuffled_batches(answer):
         return ("epochs 1 to 3 have the same batches (at most in another order): shuffle the examples before "
                 "batching them, after the cache.")
     # A cache anywhere in the graph counts: a cache on a branch the numbers do not take (concatenate(... .cache()))
-    # passes, accepted on purpose (tests/test_exercises_ch1.py); every natural misplacement is refused above.
+    # passes, accepted on purpose (tests/exercises/test_exercises_ch1.py); every natural misplacement is refused above.
     if not any(op.startswith("CacheDataset") for op in dataset_op_types(answer)):
         return "the pipeline has no cache(): cache the numbers first, then shuffle and batch them."
     return None

@@ -16,7 +16,7 @@ SHAPES = ((32, 64, 16), (8, 128, 96), (64, 48, 200))  # (batch, d_in, d_out): th
 def _fresh(public, draw):
     """One case drawn at random and not among the `public` ones: a table of the public cases' answers fails it
     (C2-X2). A formula that calls the checker's own measuring functions still passes: the check runs in the
-    learner's kernel, which can see them (accepted on purpose, tests/test_exercises_ch2.py)."""
+    learner's kernel, which can see them (accepted on purpose, tests/exercises/test_exercises_ch2.py)."""
     rng = random.Random()
     while (case := draw(rng)) in public:
         pass

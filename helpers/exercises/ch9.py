@@ -87,7 +87,7 @@ def _exact_largest_batch(answer):
                         f"Search between the last size that fitted and the first that did not, halving the gap.")
             return f"on a simulated device {where}, it returned {found!r}; the largest batch that fits is {right!r}."
         # (C9-X1, accepted on purpose: a search that reads the answer out of try_batch.__closure__ passes. The check
-        # runs in the learner's kernel and cannot hide its own state; tests/test_exercises_ch9.py records it.)
+        # runs in the learner's kernel and cannot hide its own state; tests/exercises/test_exercises_ch9.py records it.)
         if len(tried) > most:
             return (f"right answer, but it tried {len(tried)} sizes on a device where batches of up to {fits} fit; "
                     f"on a GPU each try is a training step (and a new compilation): halving the gap needs at most "

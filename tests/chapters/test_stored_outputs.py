@@ -10,7 +10,7 @@ import pytest
 
 from tools import template
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 # absl's log prefix (E0000 00:00:1795610222.148845 20440 jpeg_mem.cc:331]), its warning before it is set up, and
 # times of day as printbar() prints them or as dates print them; template.clean() masks printbar's.

@@ -6,7 +6,7 @@ import pytest
 from helpers import hardware
 from helpers.hardware import ACCELERATORS, DTYPES, MEASURED_H100, MEASURED_H100_SWEEPS, lookup
 
-MEASURED_JSON = Path(__file__).resolve().parents[1] / "data" / "measured" / "nvidia-h100-80gb-hbm3.json"
+MEASURED_JSON = Path(__file__).resolve().parents[2] / "data" / "measured" / "nvidia-h100-80gb-hbm3.json"
 
 
 @pytest.mark.parametrize("reported, row", [

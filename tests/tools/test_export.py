@@ -10,7 +10,7 @@ import nbformat
 from helpers import strategies
 from tools import export
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CH6 = ROOT / "notebooks" / "06_input_pipelines.ipynb"
 
 

@@ -16,7 +16,7 @@ from conftest import run_python
 import helpers
 from helpers import Course, CourseError, course, errors, installs, quiet, versions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("raw", ["1", "true", "YES", " on ", "True"])

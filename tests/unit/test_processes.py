@@ -143,7 +143,7 @@ def test_children_die_with_their_parent_even_when_it_is_sigkilled(tmp_path):
     import subprocess
     import time
 
-    root = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
     code = (f"import sys; sys.path.insert(0, {root!r})\n"
             "from helpers.processes import run_watched\n"
             f"run_watched([sys.executable, '-c', 'import time; time.sleep(60)', 'orphan-check-{tmp_path.name}'], "

@@ -1,5 +1,5 @@
 """Chapter 5's measurements and what the notebook prints from them (spreads, the overhead model's prediction); the
-verdicts themselves are helpers.readings' (tests/test_readings.py)."""
+verdicts themselves are helpers.readings' (tests/unit/test_readings.py)."""
 
 import itertools
 

@@ -17,7 +17,7 @@ RELEASE = ROOT / "tools" / "release.py"
 DATE = "2031-02-03"
 # Stands in for tools/template.py: records how it was run and which version it found, in a tracked file.
 RECORDING_TEMPLATE = """import pathlib, re, sys
-root = pathlib.Path(__file__).resolve().parents[1]
+root = pathlib.Path(__file__).resolve().parents[2]
 version = re.search(r'^__version__ = "(.*)"', (root / "helpers" / "__init__.py").read_text(), re.MULTILINE)[1]
 (root / "notebooks" / "ran.txt").write_text(f"{sys.executable} {sys.argv[1:]} {version}")
 """
@@ -122,7 +122,7 @@ def test_a_release_is_one_commit_of_the_version_citation_changelog_and_regenerat
 
 
 def assert_files_agree(repo: Path) -> None:
-    """tests/test_release_files.py's check, on `repo`."""
+    """tests/tools/test_release_files.py's check, on `repo`."""
     citation = (repo / "CITATION.cff").read_text()
     released = re.findall(r"^## \[(\d[^\]]*)\] - (\d{4}-\d\d-\d\d)$", (repo / "CHANGELOG.md").read_text(),
                           re.MULTILINE)

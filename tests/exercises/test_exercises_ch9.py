@@ -15,7 +15,7 @@ from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, large
 from helpers.exercises import check
 from helpers.experiments import ch09_bigger_than_one_device as ch9
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "09_bigger_than_one_device.ipynb"
 
 
@@ -48,7 +48,7 @@ def function(source: str, name: str = "exact_largest_batch"):
 
 
 def solution():
-    """The folded solution of ch9.exact_largest_batch (tests/test_exercises.py's RIGHT_ANSWERS uses it too)."""
+    """The folded solution of ch9.exact_largest_batch (test_exercises.py's RIGHT_ANSWERS uses it too)."""
     return function(folded_solution("ch9.exact_largest_batch"))
 
 

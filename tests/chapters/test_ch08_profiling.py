@@ -19,7 +19,7 @@ from helpers.bench import main
 from helpers.chapters import ch08_profiling as ch8
 from helpers.experiments import ch08_profiling as ch8_experiments
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny_model():

@@ -1,7 +1,7 @@
 """Chapter 2's exercise checks against the shortcuts of the 2026-11-28 review (C2-X2, X-9): a table of the public
 cases' answers is refused (each check adds one case drawn at random), and a formula that calls the checker's own
 measuring functions is accepted on purpose (the check runs in the learner's kernel, which can see them: X-10).
-The starting code and the named mistakes are tested in tests/test_ch02_numbers_behind_speed.py."""
+The starting code and the named mistakes are tested in tests/chapters/test_ch02_numbers_behind_speed.py."""
 
 import numpy as np
 import pytest

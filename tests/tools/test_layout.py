@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HELPERS = ROOT / "helpers"
 PLUMBING = sorted(p for p in HELPERS.glob("*.py") if p.name not in ("__init__.py", "bench.py"))
 
