@@ -9,7 +9,7 @@ import pytest
 from conftest import run_python
 
 from helpers import data
-from helpers.experiments import ch03_multi_gpu
+from helpers.bench import ch03_multi_gpu
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 from conftest import run_python
 
 import helpers
+from helpers.bench import ch05_tpu
 from helpers.chapters import ch05_tpu as taught
-from helpers.experiments import ch05_tpu
 from helpers.readings import Comparison, Reading
 
 

@@ -7,8 +7,8 @@ import tensorflow as tf
 
 import helpers
 from helpers import images
+from helpers.bench import ch06_input_pipelines as experiments
 from helpers.chapters import ch06_input_pipelines as pipelines
-from helpers.experiments import ch06_input_pipelines as experiments
 
 
 @pytest.fixture(scope="module")

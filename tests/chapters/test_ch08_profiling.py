@@ -15,9 +15,9 @@ import pytest
 import tensorflow as tf
 
 from helpers import CourseError
+from helpers.bench import ch08_profiling as ch8_experiments
 from helpers.bench import main
 from helpers.chapters import ch08_profiling as ch8
-from helpers.experiments import ch08_profiling as ch8_experiments
 
 ROOT = Path(__file__).resolve().parents[2]
 

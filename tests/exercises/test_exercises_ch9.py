@@ -11,9 +11,9 @@ import nbformat
 import pytest
 from conftest import run_python
 
+from helpers.bench import ch09_bigger_than_one_device as ch9
 from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch
 from helpers.exercises import check
-from helpers.experiments import ch09_bigger_than_one_device as ch9
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "09_bigger_than_one_device.ipynb"

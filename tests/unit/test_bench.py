@@ -6,8 +6,7 @@ import tensorflow as tf
 from conftest import run_python
 
 from helpers import CourseError, bench, data
-from helpers.bench import main
-from helpers.experiments import ch00_runtime, ch03_multi_gpu, ch04_mixed_precision, ch06_input_pipelines
+from helpers.bench import ch01_single_gpu, ch03_multi_gpu, ch04_mixed_precision, ch06_input_pipelines, main
 from helpers.results import Result
 from helpers.tables import Table
 
@@ -39,9 +38,9 @@ def test_registered_benchmarks():
 
 
 def test_accelerators_lists_the_cpu_then_one_entry_per_physical_gpu(monkeypatch):
-    assert ch00_runtime.accelerators() == ["/CPU:0"]  # this machine has no GPU
+    assert ch01_single_gpu.accelerators() == ["/CPU:0"]  # this machine has no GPU
     monkeypatch.setattr(tf.config, "get_visible_devices", lambda kind: ["gpu a", "gpu b"] if kind == "GPU" else [])
-    assert ch00_runtime.accelerators() == ["/CPU:0", "/GPU:0", "/GPU:1"]
+    assert ch01_single_gpu.accelerators() == ["/CPU:0", "/GPU:0", "/GPU:1"]
 
 
 def test_result_table_and_json():
@@ -133,7 +132,7 @@ def test_course_errors_are_reported_not_raised(monkeypatch, capsys, tmp_path):
 
 class FakeRun:
     """Stands in for subprocess.run: records the calls, answers like
-    `python -m helpers.experiments.ch03_multi_gpu --replicas N`."""
+    `python -m helpers.bench.ch03_multi_gpu --replicas N`."""
 
     def __init__(self, returncode=0):
         self.calls, self.returncode = [], returncode
@@ -159,7 +158,7 @@ def test_scaling_point_runs_a_fresh_process_with_that_many_devices(monkeypatch):
     point = ch03_multi_gpu.scaling_point(4, fast=True)
     assert point["replicas"] == 4 and point["global_batch"] == 128
     cmd, env = fake.calls[0]
-    assert cmd[1:] == ["-m", "helpers.experiments.ch03_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
+    assert cmd[1:] == ["-m", "helpers.bench.ch03_multi_gpu", "--replicas", "4", "--per-replica-batch", "32"]
     assert env["COURSE_DEVICES"] == "4" and env["COURSE_FAST"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env
 

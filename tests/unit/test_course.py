@@ -189,7 +189,7 @@ with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
     import keras, jax  # chapter 9's device cell, then what its cells import
     from helpers.chapters.ch01_single_gpu import reuters_conv1d
     from helpers.chapters.ch09_bigger_than_one_device import largest_batch
-    from helpers.experiments import ch09_bigger_than_one_device
+    from helpers.bench import ch09_bigger_than_one_device
     import helpers.exercises
     reuters_conv1d()
 print(json.dumps({"import": after_import, "setup": after_setup, "fast": course.fast, "backend": keras.backend.backend(),
@@ -373,7 +373,7 @@ def test_every_plumbing_module_loads_on_first_use_and_nothing_else_does():
 
 def test_importing_the_package_imports_neither_tensorflow_nor_chapter_code():
     loaded = run_python("import json, sys, helpers; print(json.dumps(sorted(m for m in sys.modules if m in "
-                        "('tensorflow', 'keras') or m.startswith(('helpers.chapters', 'helpers.experiments', "
+                        "('tensorflow', 'keras') or m.startswith(('helpers.chapters', 'helpers.bench', "
                         "'helpers.programs')))))")
     assert loaded == []
 

@@ -1,14 +1,14 @@
-"""The course's measurements outside a notebook: `python -m helpers.bench NAME [--json]`.
+"""The course's benchmarks: `python -m helpers.bench NAME [--json]` reruns a chapter's measurement outside its
+notebook, built on the code the chapter teaches (helpers/chapters, exported from the notebooks).
 
 Each benchmark prints a table (or, with --json, one JSON object on stdout) and writes a PNG.
 Fast mode (COURSE_FAST=1) shrinks the work; COURSE_DEVICES splits the device as in the notebooks.
-This module only dispatches: each benchmark is a function of its chapter's module in helpers/experiments/.
+One module per chapter (`chNN_<notebook name>.py`); notebooks and plumbing never import from here.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import json
 import os
@@ -19,8 +19,8 @@ from helpers.errors import CourseError
 # name -> (chapter module, function): each function takes `fast` and returns a helpers.results.Result. Those in
 # JAX_BENCHMARKS run Keras on JAX, as their chapter does; the others on TensorFlow.
 BENCHMARKS = {
-    "matmul": ("ch00_runtime", "matmul"),
-    "epoch-time": ("ch00_runtime", "epoch_time"),
+    "matmul": ("ch01_single_gpu", "matmul"),
+    "epoch-time": ("ch01_single_gpu", "epoch_time"),
     "ceilings": ("ch02_numbers_behind_speed", "ceilings"),
     "scaling": ("ch03_multi_gpu", "scaling"),
     "mixed-precision": ("ch04_mixed_precision", "mixed_precision"),
@@ -35,7 +35,7 @@ JAX_BENCHMARKS = ("step-fusing",)
 
 def chapter_function(name: str):
     module, function = BENCHMARKS[name]
-    return getattr(importlib.import_module(f"helpers.experiments.{module}"), function)
+    return getattr(importlib.import_module(f"helpers.bench.{module}"), function)
 
 
 def main(argv=None) -> int:
@@ -64,8 +64,3 @@ def main(argv=None) -> int:
         print(f"plot: {png}")
     return 0
 
-
-if __name__ == "__main__":
-    status = main()
-    gc.freeze()  # spare the garbage collector's last pass over TensorFlow's objects at exit (about 2 s)
-    sys.exit(status)

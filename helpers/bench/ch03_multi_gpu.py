@@ -1,7 +1,7 @@
 """Chapter 3's scaling measurements. In the notebook (section 7): `mirrored`, `samples_per_second`, `one_weight_model`
 and `exchange_seconds`, run in the notebook's own process over its devices. From a terminal
 (`python -m helpers.bench scaling`): samples/s at 1, 2, 4 (8) replicas, each point in a fresh process
-(`python -m helpers.experiments.ch03_multi_gpu --replicas N`)."""
+(`python -m helpers.bench.ch03_multi_gpu --replicas N`)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def scaling_point(replicas: int, fast: bool, physical_gpus: int = 0, per_replica
         if replicas > physical_gpus:
             return None
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(replicas))
-    proc = subprocess.run([sys.executable, "-m", "helpers.experiments.ch03_multi_gpu", "--replicas", str(replicas),
+    proc = subprocess.run([sys.executable, "-m", "helpers.bench.ch03_multi_gpu", "--replicas", str(replicas),
                            "--per-replica-batch", str(per_replica_batch)],
                           capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode:
@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     """One point of the sweep, in this process: prints {"benchmark": "scaling", "results": [point], "fast": ...}."""
     from helpers.course import setup
 
-    parser = argparse.ArgumentParser(prog="python -m helpers.experiments.ch03_multi_gpu",
+    parser = argparse.ArgumentParser(prog="python -m helpers.bench.ch03_multi_gpu",
                                      description="samples/s of chapter 3's model on this many replicas, as JSON")
     parser.add_argument("--replicas", type=int, required=True, help="logical devices to split this process into")
     parser.add_argument("--per-replica-batch", type=int, default=PER_REPLICA_BATCH,
