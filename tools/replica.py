@@ -55,7 +55,7 @@ WHEEL_SOURCES = ("helpers", "pyproject.toml", "README.md", "LICENSE", "LICENSES"
 # protobuf >= 6.31.1, Colab's TensorFlow 2.20 comes with 5.29.6 (tests check the notebook says the same).
 TENSORBOARD_PROTOBUF = "protobuf==6.31.1"
 # A setup cell that puts Keras on the JAX backend: that chapter needs no TensorFlow.
-JAX_SETUP = re.compile(r'helpers\.setup\([^\n]*backend="jax"')
+JAX_SETUP = re.compile(r'helpers\.setup\([^)]*backend="jax"')
 # What a chapter that needs TensorFlow must name where there is none: the runtime to switch to on each platform (the
 # menus helpers/versions.py's TENSORFLOW_RUNTIMES names).
 SWITCH_RUNTIME = ("Runtime > Change runtime type", "Settings > Accelerator")

@@ -95,27 +95,36 @@ def setup_source(version: str, backend: str = "tensorflow") -> str:
     differs between notebooks. helpers.setup(version=...) asks for a restart when other helpers were imported."""
     backend_argument = ', backend="jax"' if backend == "jax" else ""  # chapter 9 runs Keras on JAX
     name = project()["name"]
-    return f'''# @title Setup: this clone's helpers, else the course's release VERSION, installed once (not TensorFlow)
+    return f'''# @title Setup: the course's helpers (this clone's, else release VERSION); not TensorFlow
 import importlib.metadata, os, re, subprocess, sys  # noqa: E401, I001
 
-VERSION, SOURCE = "{version}", os.environ.get("COURSE_SOURCE", "")  # SOURCE: another package index, or git+URL@tag
+VERSION, SOURCE = "{version}", os.environ.get("COURSE_SOURCE", "")  # SOURCE: an index, or git+URL@tag
 if os.path.isfile("../helpers/course.py"):  # inside a clone of the course: its own helpers
     sys.path.insert(0, os.path.abspath(".."))
-elif VERSION not in [d.version for d in importlib.metadata.distributions(name="{name}")]:  # missing, or another
-    where = [SOURCE] if "git+" in SOURCE else ["{name}==" + VERSION] + (["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else [])
-    if (pip := subprocess.run([sys.executable, "-m", "pip", "install", "-q", *where], capture_output=True, text=True)).returncode:
-        raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: " + ("cannot reach it, or it has no tf-fast-course (no network? Kaggle: Settings > Internet on)" if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr) else "no such version" if re.search("No matching|did not match", pip.stderr) else "failed") + "\\n" + pip.stderr[-800:])
+elif VERSION not in [d.version for d in importlib.metadata.distributions(name="{name}")]:
+    index = ["-i", SOURCE, "--trusted-host", SOURCE.split("/")[2]] if SOURCE else []
+    where = [SOURCE] if "git+" in SOURCE else ["{name}==" + VERSION, *index]
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *where],
+                         capture_output=True, text=True)
+    if pip.returncode:
+        why = "no such version" if re.search("No matching|did not match", pip.stderr) else "failed"
+        if re.search("Connection|NameResolution|resolve host|look up|versions: none", pip.stderr):
+            why = "cannot reach it or find {name} (offline? Kaggle: Settings, Internet)"
+        raise RuntimeError(f"pip install {name}=={{VERSION}} from {{SOURCE or 'PyPI'}}: {{why}}\\n"
+                           + pip.stderr[-800:])
 import helpers
 
-course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION{backend_argument})  # AttributeError: rename your helpers.py'''  # noqa: E501
+course = helpers.setup(  # AttributeError: rename your helpers.py
+    fast=FAST, devices=DEVICES, version=VERSION{backend_argument})'''
 
 
 PARAMETERS_TEMPLATE = '''# Parameters: papermill can set them, and Colab shows them as a form.
-# FAST: "fast" = small data and few epochs (workshops); "full" = full size, even on a CPU; "auto" = full size with a
-# GPU or a TPU this chapter's backend can use, fast sizes without (the environment variable COURSE_FAST=1/0 decides
-# instead when it is set).
+# FAST: "fast" = small data and few epochs (workshops); "full" = full size, even on a CPU;
+# "auto" = full size with a GPU or a TPU this chapter's backend can use, fast sizes without
+# (the environment variable COURSE_FAST=1/0 decides instead when it is set).
 FAST = "auto"  # @param ["auto", "fast", "full"]
-# DEVICES: {devices}; None reads COURSE_DEVICES. A new value needs a restart of the runtime.
+# DEVICES: {devices}; None reads COURSE_DEVICES.
+# A new value needs a restart of the runtime.
 DEVICES = None  # @param {type:"raw"}'''
 # On JAX, chapter 9's DEVICES makes virtual CPU devices for its meshes (no mesh there uses a GPU); chapter 5's makes
 # the CPU devices that stand in for TPU chips where the runtime has no accelerator.

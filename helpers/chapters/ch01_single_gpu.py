@@ -87,10 +87,16 @@ def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"
     model without an input shape unbuilt. output="logits" ends in a linear layer (pair it with from_logits=True);
     "softmax" ends in probabilities.
     """
-    for name, value in (("vocab_size", vocab_size), ("num_classes", num_classes), ("maxlen", maxlen)):
+    for name, value in (
+        ("vocab_size", vocab_size),
+        ("num_classes", num_classes),
+        ("maxlen", maxlen),
+    ):
         helpers.errors.whole_number(f"reuters_conv1d({name}=", value, 2)
     if maxlen < 12:
-        raise helpers.CourseError(f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need 12 tokens or more.")
+        raise helpers.CourseError(
+            f"reuters_conv1d(maxlen={maxlen}): the two conv/pool stages need 12 tokens or more."
+        )
     if output not in ("logits", "softmax"):
         raise helpers.CourseError(f"reuters_conv1d(output={output!r}): use 'logits' or 'softmax'.")
     return keras.Sequential(
@@ -103,7 +109,9 @@ def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"
             keras.layers.MaxPool1D(2),
             keras.layers.Flatten(),
             # float32 even under a mixed-precision policy: softmax and the loss need its range.
-            keras.layers.Dense(num_classes, activation=None if output == "logits" else "softmax", dtype="float32"),
+            keras.layers.Dense(
+                num_classes, activation=None if output == "logits" else "softmax", dtype="float32"
+            ),
         ],
         name=f"reuters_conv1d_{output}",
     )

@@ -31,10 +31,18 @@ def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats
         while sizes:
             n = sizes.pop(0)
             a = tf.cast(tf.random.stateless_normal((n, n), seed=(0, n)), dtype)
-            timing = measure(lambda a=a: tf.reduce_sum(tf.cast(a @ a, "float32")), repeats=repeats, name=f"n={n}")
+            timing = measure(
+                lambda a=a: tf.reduce_sum(tf.cast(a @ a, "float32")), repeats=repeats, name=f"n={n}"
+            )
             points[n] = (2 * n**3 / timing.min, timing)
             flops = [f for f, _ in points.values()]
-            if not sizes and largest and 2 * n <= largest and len(flops) > 1 and flops[-1] > FLAT * flops[-2]:
+            if (
+                not sizes
+                and largest
+                and 2 * n <= largest
+                and len(flops) > 1
+                and flops[-1] > FLAT * flops[-2]
+            ):
                 sizes.append(2 * n)  # still climbing: not a ceiling yet
     return max(flops for flops, _ in points.values()), points
 
@@ -52,7 +60,9 @@ def memory_bandwidth(megabytes=64, device=None, repeats=5):
 # notebooks/02_numbers_behind_speed.ipynb, in 2. Roofline: compute-bound or memory-bound?
 import os
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before JAX is imported: counting needs no GPU, TensorFlow keeps it
+os.environ.setdefault(
+    "JAX_PLATFORMS", "cpu"
+)  # before JAX is imported: counting needs no GPU, TensorFlow keeps it
 import jax
 
 from helpers.errors import CourseError
@@ -82,10 +92,21 @@ def roofline_plot(peak, bandwidth, points, title="Roofline"):
     fig, ax = plt.subplots(figsize=(6.5, 4))
     xs = np.logspace(-1, 3, 200)
     ax.plot(xs, np.minimum(peak, xs * bandwidth) / 1e9, "k-", label="roofline (measured ceilings)")
-    ax.axvline(peak / bandwidth, color="grey", ls=":", label=f"ridge point {peak / bandwidth:.1f} FLOPs/byte")
+    ax.axvline(
+        peak / bandwidth,
+        color="grey",
+        ls=":",
+        label=f"ridge point {peak / bandwidth:.1f} FLOPs/byte",
+    )
     for name, (intensity, achieved) in points.items():
         ax.plot(intensity, achieved / 1e9, "o", label=name)
-    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOPs/byte)", ylabel="GFLOP/s", title=title)
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOPs/byte)",
+        ylabel="GFLOP/s",
+        title=title,
+    )
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
@@ -100,7 +121,9 @@ def step_profile(model, x, y):
     """TensorFlow's profiler on one training step of a compiled Keras model, `model.train_step` traced for the batch
     (x, y): FLOPs per op (`.children`) and in all (`.total_float_ops`)."""
     step = tf.function(model.train_step).get_concrete_function((x, y))
-    graph = tf.Graph()  # a copy of the step alone: the profiler also walks the variables of the graph it is given
+    graph = (
+        tf.Graph()
+    )  # a copy of the step alone: the profiler also walks the variables of the graph it is given
     with graph.as_default():
         tf.graph_util.import_graph_def(step.graph.as_graph_def(add_shapes=True), name="")
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
@@ -142,7 +165,11 @@ import numpy as np
 
 def sgd_bytes_per_parameter(momentum=False):
     """Bytes one float32 trainable parameter holds in Keras training with SGD, by what holds them."""
-    return {"weight (variable)": 4, "gradient (only during the step)": 4, "momentum slot (variable)": 4 * momentum}
+    return {
+        "weight (variable)": 4,
+        "gradient (only during the step)": 4,
+        "momentum slot (variable)": 4 * momentum,
+    }
 
 
 def variable_bytes(model):
@@ -166,8 +193,9 @@ def gradient_exchange_bytes(model, x, y):
     split = {"dense": 0, "sparse": 0}
     for g in tape.gradient(loss, model.trainable_variables):
         if isinstance(g, tf.IndexedSlices):
-            split["sparse"] += g.values.shape.num_elements() * g.values.dtype.size + g.indices.shape.num_elements() * (
-                g.indices.dtype.size
+            split["sparse"] += (
+                g.values.shape.num_elements() * g.values.dtype.size
+                + g.indices.shape.num_elements() * (g.indices.dtype.size)
             )
         elif g is not None:
             split["dense"] += g.shape.num_elements() * g.dtype.size
@@ -201,7 +229,11 @@ def _replica_values(strategy, dense_bytes, sparse_rows, row_width):
     def make(context):
         value = float(context.replica_id_in_sync_group + 1)
         rows = tf.range(max(1, sparse_rows))
-        return tf.fill((max(1, dense_bytes // 4),), value), tf.fill((max(1, sparse_rows), row_width), value), rows
+        return (
+            tf.fill((max(1, dense_bytes // 4),), value),
+            tf.fill((max(1, sparse_rows), row_width), value),
+            rows,
+        )
 
     return strategy.experimental_distribute_values_from_function(make)
 
@@ -243,7 +275,9 @@ def allreduce_timing(strategy, nbytes, repeats=5):
 
     @tf.function
     def all_reduce():
-        return strategy.run(lambda v: tf.distribute.get_replica_context().all_reduce("sum", v), args=(values,))
+        return strategy.run(
+            lambda v: tf.distribute.get_replica_context().all_reduce("sum", v), args=(values,)
+        )
 
     return measure(
         lambda: strategy.experimental_local_results(all_reduce())[0][:1],
@@ -252,7 +286,9 @@ def allreduce_timing(strategy, nbytes, repeats=5):
     )
 
 
-def predicted_speedup(step_seconds, allreduce_seconds, replicas, shared_hardware, fixed_seconds=0.0):
+def predicted_speedup(
+    step_seconds, allreduce_seconds, replicas, shared_hardware, fixed_seconds=0.0
+):
     """Speed-up over one replica at a fixed per-replica batch: each step computes, then waits for the all-reduce
     (Keras all-reduces after the whole backward pass: no overlap). Replicas on separate devices compute at once;
     logical devices of one processor take turns on it. `fixed_seconds`: the part of one replica's step that is a

@@ -33,7 +33,9 @@ def compiled_with_policy(policy, jit_compile, data, *, learning_rate=1e-3, seed=
     return model
 
 
-def train_with_policy(policy, jit_compile, data, *, batch, steps, epochs, learning_rate=1e-3, seed=0):
+def train_with_policy(
+    policy, jit_compile, data, *, batch, steps, epochs, learning_rate=1e-3, seed=0
+):
     """Train compiled_with_policy(...) for `epochs` of `steps`; return steady steps/s (the median of the epochs after
     the first, which traces and compiles), each of those epochs' steps/s, and validation accuracy."""
     model = compiled_with_policy(policy, jit_compile, data, learning_rate=learning_rate, seed=seed)

@@ -21,9 +21,16 @@ def fused_fit(build_model, steps_per_execution, x, y, *, batch_size, steps):
     `steps` more steps of `batch_size` on (x, y), repeated as needed, and returns their steps/s. Its first call
     compiles the step (leave it untimed); later calls reuse it, so each one times steady steps only."""
     model = build_model()
-    model.compile(optimizer="adam", loss=helpers.models.matching_loss(), steps_per_execution=steps_per_execution)
+    model.compile(
+        optimizer="adam",
+        loss=helpers.models.matching_loss(),
+        steps_per_execution=steps_per_execution,
+    )
     repeats = -(-steps * batch_size // len(x))  # whole copies of the data, enough for the steps
-    x, y = np.concatenate([x] * repeats)[: steps * batch_size], np.concatenate([y] * repeats)[: steps * batch_size]
+    x, y = (
+        np.concatenate([x] * repeats)[: steps * batch_size],
+        np.concatenate([y] * repeats)[: steps * batch_size],
+    )
 
     def steps_per_second():
         start = time.perf_counter()  # fit returns once its last loss is read: every step has run
@@ -53,10 +60,16 @@ import jax
 def model_state(model):
     """The arrays of a compiled model's weights and its optimizer's variables: what a stateless step carries."""
     if not model.optimizer.built:
-        model.optimizer.build(model.trainable_variables)  # its variables (Adam's moments, the step count) now
+        model.optimizer.build(
+            model.trainable_variables
+        )  # its variables (Adam's moments, the step count) now
     return tuple(
         [v.value for v in variables]
-        for variables in (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
+        for variables in (
+            model.trainable_variables,
+            model.non_trainable_variables,
+            model.optimizer.variables,
+        )
     )
 
 
@@ -77,11 +90,15 @@ def scan_train_function(model):
         x, y = batch
 
         def loss_of(trainable):
-            y_pred, new_non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+            y_pred, new_non_trainable = model.stateless_call(
+                trainable, non_trainable, x, training=True
+            )
             return model.loss(y, y_pred), new_non_trainable
 
         (loss, non_trainable), grads = jax.value_and_grad(loss_of, has_aux=True)(trainable)
-        trainable, optimizer_variables = model.optimizer.stateless_apply(optimizer_variables, grads, trainable)
+        trainable, optimizer_variables = model.optimizer.stateless_apply(
+            optimizer_variables, grads, trainable
+        )
         return (trainable, non_trainable, optimizer_variables), loss
 
     return jax.jit(lambda state, xs, ys: jax.lax.scan(step, state, (xs, ys)))
@@ -95,7 +112,9 @@ def stacked_trainer(model, steps_per_call):
     def train_all(xs, ys):
         state = model_state(model)
         for start in range(0, len(xs), steps_per_call):
-            state, _ = train(state, xs[start : start + steps_per_call], ys[start : start + steps_per_call])
+            state, _ = train(
+                state, xs[start : start + steps_per_call], ys[start : start + steps_per_call]
+            )
         write_state(model, jax.block_until_ready(state))
 
     return train_all

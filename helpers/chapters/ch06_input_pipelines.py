@@ -25,7 +25,9 @@ def generator_dataset(paths, labels, size=IMAGE_SIZE, latency_s=0.0):
             if latency_s:
                 time.sleep(latency_s)  # simulated storage latency (network disk, cloud bucket)
             with Image.open(path) as image:
-                pixels = np.asarray(image.convert("RGB").resize((size, size)), dtype=np.float32) / 255.0
+                pixels = (
+                    np.asarray(image.convert("RGB").resize((size, size)), dtype=np.float32) / 255.0
+                )
             yield pixels, label
 
     spec = (tf.TensorSpec((size, size, 3), tf.float32), tf.TensorSpec((), tf.int64))
@@ -81,7 +83,10 @@ def file_dataset(
     if not cache:
         ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
     calls = (io_threads or tf.data.AUTOTUNE) if parallel else None
-    ds = ds.map(lambda p: (read_image(p, size, latency_s), label_from_path(p, class_names)), num_parallel_calls=calls)
+    ds = ds.map(
+        lambda p: (read_image(p, size, latency_s), label_from_path(p, class_names)),
+        num_parallel_calls=calls,
+    )
     if cache:
         ds = ds.cache().shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
     options = tf.data.Options()
@@ -105,7 +110,9 @@ def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) 
     untimed batches (start-up, the first pass of a cache): repeated measurements, so a reading can show its spread."""
     helpers.errors.whole_number("images_per_second(runs=", runs, 1)
     helpers.errors.whole_number("images_per_second(warmup=", warmup, 0)
-    helpers.errors.whole_number("images_per_second(batches=", batches, runs, hint=" (at least one batch per run)")
+    helpers.errors.whole_number(
+        "images_per_second(batches=", batches, runs, hint=" (at least one batch per run)"
+    )
     iterator = iter(dataset)
     rates = []
     for _ in range(warmup):
@@ -156,9 +163,8 @@ def _next_images(iterator, wanted):
 def spread(values, unit: str = "images/s") -> str:
     """'4,350 images/s (runs 3,900-4,600)': the median and the range of repeated measurements."""
     form = "{:,.0f}" if max(values) >= 100 else "{:.2f}"
-    return (
-        f"{form.format(statistics.median(values))} {unit} (runs {form.format(min(values))}-{form.format(max(values))})"
-    )
+    low, high = form.format(min(values)), form.format(max(values))
+    return f"{form.format(statistics.median(values))} {unit} (runs {low}-{high})"
 
 
 # notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
@@ -183,7 +189,9 @@ def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, bat
     epoch = -(-len(paths) // batch)
     return {
         "Python generator": rate_reader(  # with latency it crawls: a third of the batches, none to start (its
-            batched(generator_dataset(paths, labels, latency_s=latency_s)),  # start is small beside the waits)
+            batched(
+                generator_dataset(paths, labels, latency_s=latency_s)
+            ),  # start is small beside the waits)
             batches=max(1, batches // 3) if latency_s else batches,
             warmup=0 if latency_s else 2,
         ),
@@ -191,11 +199,23 @@ def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, bat
             batched(file_dataset(paths, class_names, latency_s=latency_s)), batches=batches
         ),
         f"tf.data, {IO_THREADS} threads, any order": rate_reader(
-            batched(file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, deterministic=False)),
+            batched(
+                file_dataset(
+                    paths,
+                    class_names,
+                    latency_s=latency_s,
+                    io_threads=IO_THREADS,
+                    deterministic=False,
+                )
+            ),
             batches=batches,
         ),
         "tf.data, cached": rate_reader(
-            batched(file_dataset(paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True)),
+            batched(
+                file_dataset(
+                    paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True
+                )
+            ),
             batches=batches,
             fill=epoch + 1,
         ),
@@ -205,14 +225,23 @@ def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, bat
 def rates_of(comparison):
     """{variant: its images/s in each round} of a compare() reading (the baseline's: both of its runs per round)."""
     first = comparison.readings[0]
-    return {first.baseline: list(first.baseline_values)} | {r.name: list(r.values) for r in comparison.readings}
+    return {first.baseline: list(first.baseline_values)} | {
+        r.name: list(r.values) for r in comparison.readings
+    }
 
 
-def pipeline_rates(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=20, rounds=5, record_as=False):
+def pipeline_rates(
+    paths, labels, class_names, *, latency_s=0.0, batch=64, batches=20, rounds=5, record_as=False
+):
     """{variant: images/s per round}: the variants timed in `rounds` rotating rounds against the generator (compare),
     about `batches` timed batches each in all."""
     readers = pipeline_readers(
-        paths, labels, class_names, latency_s=latency_s, batch=batch, batches=max(1, batches // rounds)
+        paths,
+        labels,
+        class_names,
+        latency_s=latency_s,
+        batch=batch,
+        batches=max(1, batches // rounds),
     )
     title = f"input pipelines, {latency_s * 1000:g} ms per file"
     return rates_of(compare(title, readers, rounds=rounds, unit="images/s", record_as=record_as))
@@ -230,5 +259,10 @@ def wait_only_rates(threads, latency_s, batch=64, batches=20):
     options = tf.data.Options()
     options.threading.private_threadpool_size = threads
     options.deterministic = False
-    ds = tf.data.Dataset.range(1).repeat().map(wait, num_parallel_calls=threads).with_options(options)
+    ds = (
+        tf.data.Dataset.range(1)
+        .repeat()
+        .map(wait, num_parallel_calls=threads)
+        .with_options(options)
+    )
     return images_per_second(ds.batch(batch).prefetch(tf.data.AUTOTUNE), batches=batches)

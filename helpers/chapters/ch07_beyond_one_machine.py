@@ -19,7 +19,14 @@ RESTART_CODE = 42  # what multiworker.py exits with after a preemption checkpoin
 
 
 def run_workers(
-    program, *args, workers=2, timeout_s=120, echo=None, kill_when=None, preempt_when=None, show_commands=False
+    program,
+    *args,
+    workers=2,
+    timeout_s=120,
+    echo=None,
+    kill_when=None,
+    preempt_when=None,
+    show_commands=False,
 ):
     """Start `python program args...` as `workers` workers of one cluster on this machine, each with its own
     TF_CONFIG, and wait for all of them. echo(index, line) sees every line a worker prints."""
@@ -35,7 +42,9 @@ def run_workers(
                 "GCE_METADATA_IP": "127.0.0.1:9",
             }  # tells PreemptionCheckpointHandler "not on Google Cloud"
             if show_commands:
-                print(f"worker {index}: TF_CONFIG='{env['TF_CONFIG']}' python {shlex.join(command[1:])}")
+                print(
+                    f"worker {index}: TF_CONFIG='{env['TF_CONFIG']}' python {shlex.join(command[1:])}"
+                )
             group.start(command, env=env)
         # If one worker fails, the others are stopped (they would wait for it forever) and an error says which.
         return group.watch(

@@ -11,7 +11,12 @@ import keras
 import tensorflow as tf
 
 import helpers.images
-from helpers.chapters.ch06_input_pipelines import IO_THREADS, LATENCY_S, file_dataset, generator_dataset
+from helpers.chapters.ch06_input_pipelines import (
+    IO_THREADS,
+    LATENCY_S,
+    file_dataset,
+    generator_dataset,
+)
 
 
 def small_convnet(num_classes, size=helpers.images.IMAGE_SIZE):
@@ -37,7 +42,9 @@ def naive_pipeline(paths, labels, class_names, batch=32):
 def fixed_pipeline(paths, labels, class_names, batch=32):
     """Chapter 6's fix: tf.data reads many files at once, in any order, and prepares the next batches while the
     model trains on this one."""
-    ds = file_dataset(paths, class_names, latency_s=LATENCY_S, io_threads=IO_THREADS, deterministic=False)
+    ds = file_dataset(
+        paths, class_names, latency_s=LATENCY_S, io_threads=IO_THREADS, deterministic=False
+    )
     return ds.batch(batch).repeat().prefetch(tf.data.AUTOTUNE)
 
 
@@ -62,7 +69,9 @@ class ProfileSteps(keras.callbacks.Callback):
         if self.batches == self.first:
             try:
                 tf.profiler.experimental.start(self.logdir)
-            except tf.errors.AlreadyExistsError:  # left running by an interrupted cell: drop it, start afresh
+            except (
+                tf.errors.AlreadyExistsError
+            ):  # left running by an interrupted cell: drop it, start afresh
                 tf.profiler.experimental.stop(save=False)
                 tf.profiler.experimental.start(self.logdir)
             self.running = True
@@ -111,13 +120,17 @@ def xplane_files(logdir) -> list[str]:
             f"read the profile of {str(logdir)!r}: there is no such folder. Pass the log_dir given to the TensorBoard "
             "callback (or to tf.profiler.experimental.start)."
         )
-    captures = sorted({path.parent for path in root.rglob("*.xplane.pb")}, key=lambda folder: folder.name)
+    captures = sorted(
+        {path.parent for path in root.rglob("*.xplane.pb")}, key=lambda folder: folder.name
+    )
     if not captures:
         raise helpers.CourseError(
             f"read the profile of {str(logdir)!r}: the folder holds no trace (*.xplane.pb). Capture one first: "
             "fit with TensorBoard(log_dir, profile_batch=(first, last)) and train past batch `last`."
         )
-    return sorted(str(path) for path in captures[-1].glob("*.xplane.pb"))  # folders are named by capture time
+    return sorted(
+        str(path) for path in captures[-1].glob("*.xplane.pb")
+    )  # folders are named by capture time
 
 
 def xprof_view(logdir, tool: str):
@@ -155,7 +168,9 @@ STEP_PARTS = {
 def step_breakdown(logdir) -> dict:
     """Average step time and its parts in ms, the number of steps, each step's time (their spread), and XProf's own
     conclusion."""
-    step_table = xprof_view(logdir, "input_pipeline_analyzer")[1]  # table 1: the step-time breakdown, a row a step
+    step_table = xprof_view(logdir, "input_pipeline_analyzer")[
+        1
+    ]  # table 1: the step-time breakdown, a row a step
     summary = step_table["p"]
     parts = {name: float(summary[f"{key}_time_ms_avg"]) for name, key in STEP_PARTS.items()}
     column = [col["id"] for col in step_table["cols"]].index("stepTimeMs")
@@ -198,7 +213,14 @@ def top_ops(logdir, count: int = 5) -> list[tuple]:
             r[column["type"]],
             "/".join(r[column["operation"]].split("/")[-3:]),
             round(r[column["total_self_time"]] / 1000, 2),
-            round(100 * max(r[column["host_total_self_time_percent"]], r[column["device_total_self_time_percent"]]), 1),
+            round(
+                100
+                * max(
+                    r[column["host_total_self_time_percent"]],
+                    r[column["device_total_self_time_percent"]],
+                ),
+                1,
+            ),
         )
         for r in rows[:count]
     ]

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from helpers import strategies
 from tools import export
@@ -26,7 +27,7 @@ def test_every_chapter_module_and_program_is_generated_from_a_notebook():
 
 def test_each_cell_is_named_in_its_module_by_its_section_not_its_number():
     text = export.generated_files([CH6])["helpers/chapters/ch06_input_pipelines.py"]
-    for _, section, _, code in export.exported_cells(CH6):
+    for _, section, _, code, _ in export.exported_cells(CH6):
         assert f"# notebooks/06_input_pipelines.ipynb, in {section[:100]}\n{code}\n" in text
     assert "cell " not in text.split('"""')[2].split("\n# notebooks/")[0]  # no cell numbers, which go stale
     assert text.startswith('"""Chapter 6\'s code, generated from notebooks/06_input_pipelines.ipynb by `make export`')
@@ -64,7 +65,7 @@ def test_the_marker_is_short_and_only_a_first_line_marks_a_cell(tmp_path):
     path = tmp_path / "06_input_pipelines.ipynb"
     nbformat.write(nb, path)
     assert export.exported_cells(path) == [(1, "1. A section", "helpers/chapters/ch06_input_pipelines.py",
-                                            "TAUGHT = 1")]
+                                            "TAUGHT = 1", False)]
 
 
 def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
@@ -76,6 +77,22 @@ def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
     assert target == "helpers/programs/worker.py"  # named by %%writefile, not by the marker
     assert text.startswith("# Generated from notebooks/07_beyond_one_machine.ipynb by `make export`")
     assert text.endswith("(tools/export.py).\nprint('hi')\n") and "cell 0" not in text
+
+
+def test_writefile_a_cells_continue_the_program_a_writefile_cell_started(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("%%writefile ch7_programs/worker.py\n#|export\ndef main():\n    pass"),
+        nbformat.v4.new_markdown_cell("## 2. Next"),
+        nbformat.v4.new_code_cell("%%writefile -a ch7_programs/worker.py\n#|export\nmain()")])
+    path = tmp_path / "07_beyond_one_machine.ipynb"
+    nbformat.write(nb, path)
+    [(target, text)] = export.generated_files([path]).items()
+    assert target == "helpers/programs/worker.py"
+    assert text.endswith("(tools/export.py).\ndef main():\n    pass\n\n\nmain()\n")
+    nb.cells = nb.cells[1:]  # appending to a program no cell has started
+    nbformat.write(nb, path)
+    with pytest.raises(SystemExit, match="before a `%%writefile` cell wrote it"):
+        export.generated_files([path])
 
 
 def test_check_reports_stale_files_and_exits_1(monkeypatch, capsys):

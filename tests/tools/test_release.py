@@ -17,7 +17,7 @@ RELEASE = ROOT / "tools" / "release.py"
 DATE = "2031-02-03"
 # Stands in for tools/template.py: records how it was run and which version it found, in a tracked file.
 RECORDING_TEMPLATE = """import pathlib, re, sys
-root = pathlib.Path(__file__).resolve().parents[2]
+root = pathlib.Path(__file__).resolve().parents[1]
 version = re.search(r'^__version__ = "(.*)"', (root / "helpers" / "__init__.py").read_text(), re.MULTILINE)[1]
 (root / "notebooks" / "ran.txt").write_text(f"{sys.executable} {sys.argv[1:]} {version}")
 """

@@ -18,7 +18,8 @@ from tools import replica, servers, template
 
 VERSION = helpers.__version__
 OTHER = "0.0.1"  # another release, installed before
-CALL = "course = helpers.setup(fast=FAST, devices=DEVICES, version=VERSION)"
+CALL = ("course = helpers.setup(  # AttributeError: rename your helpers.py\n"
+        "    fast=FAST, devices=DEVICES, version=VERSION)")
 # What pip and git say where this machine cannot ask PyPI or GitHub (recorded from pip 24.1 and git 2.39).
 NO_DNS_FOR_PYPI = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
                    "connection broken by 'NameResolutionError(\"<pip._vendor.urllib3.connection.HTTPSConnection "
@@ -27,7 +28,7 @@ NO_DNS_FOR_PYPI = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, r
                    "requirement tf-fast-course==0.1.0 (from versions: none)")
 NO_DNS_FOR_GITHUB = "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com"
 NO_SUCH_TAG = "error: pathspec 'v9.9.9' did not match any file(s) known to git"
-MESSAGES = {"network": "cannot reach it, or it has no tf-fast-course (no network? Kaggle: Settings > Internet on)",
+MESSAGES = {"network": "cannot reach it or find tf-fast-course (offline? Kaggle: Settings, Internet)",
             "version": "no such version", "other": "failed"}
 
 
@@ -115,7 +116,7 @@ def test_a_learners_helpers_py_hiding_the_course_is_named(fresh_python, index, t
     proc = run_cell(fresh_python, tmp_path, index, call=CALL)
     assert proc.returncode == 1
     assert "module 'helpers' has no attribute 'setup'" in proc.stderr
-    assert CALL + "  # AttributeError: rename your helpers.py" in template.setup_source(VERSION)  # shown in the trace
+    assert CALL in template.setup_source(VERSION)  # the trace shows the call's first line, which names the fix
 
 
 def test_inside_a_clone_the_clones_helpers_are_used(fresh_python):
@@ -190,5 +191,5 @@ def test_the_cell_never_installs_tensorflow_numpy_or_widgets():
     source = template.setup_source(VERSION)
     install = re.sub(r"#.*", "", source.split("import helpers\n")[0])  # its code, not the title's "not TensorFlow"
     assert not re.search(r"tensorflow|numpy|jax|ipywidgets|--upgrade|-U\b|--force", install, re.IGNORECASE)
-    assert '["tf-fast-course==" + VERSION]' in source
+    assert '["tf-fast-course==" + VERSION, *index]' in source
     assert '[sys.executable, "-m", "pip", "install", "-q", *where]' in source
