@@ -1,5 +1,5 @@
 # The course's commands; `make help` lists them. Only make and a Python 3.11-3.13 are needed; everything else goes in
-# .venv (and for `make colab`/`make kaggle`, the platform's Python and .venv-colab/.venv-kaggle).
+# .venv (and for `make replica P=colab|kaggle|colab-tpu`, the platform's Python and .venv-P).
 # tools/find-python finds a supported Python on PATH or under pyenv (it says how to get one otherwise);
 # `make PYTHON=/path/to/python` overrides it.
 ifeq ($(origin PYTHON),undefined)
@@ -26,9 +26,8 @@ UV ?=
 PIP_INSTALL = $(if $(UV),$(UV) pip install -q --python $(BIN)/python,$(BIN)/python -m pip install -q \
 	--disable-pip-version-check)
 
-.PHONY: help setup test unit notebook lint run lab export template outputs data clean colab colab-environment kaggle \
-	kaggle-environment colab-tpu colab-tpu-environment tensorboard screenshots browser test-browser site test-site \
-	release student
+.PHONY: help setup test unit notebook lint run replica lab export template outputs data clean tensorboard screenshots \
+	browser chromium test-browser site test-site release student
 
 help:  ## this list
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  make %-21s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,9 +45,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-lint: setup  ## ruff, the notebook formatter's check, actionlint on .github/workflows
+lint: setup  ## ruff, the notebook formatter's check, the package's layering (lint-imports), actionlint
 	$(BIN)/ruff check helpers tests tools notebooks
-	$(BIN)/python tools/notebook_format.py --check
+	$(BIN)/python -m tools.notebook_format --check
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/actionlint
 
 # Chapter 7's workers (TensorFlow's gRPC servers) listen on every interface: tests run in a private network namespace
@@ -69,40 +69,17 @@ notebook: setup  ## one notebook under nbval: make notebook NB=notebooks/01_sing
 		--nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300 $(NB)
 
 run: setup  ## execute every notebook into build/ (HTML pages, build/report.md); FAST=0 for full size
-	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python tools/run_notebooks.py
+	COURSE_FAST=$(FAST) COURSE_DEVICES=$(DEVICES) COURSE_WIDGETS=0 $(BIN)/python -m tools.run_notebooks
 
-# Colab's runtime replicated (Python 3.13, its package versions): install the course as the setup cell does,
-# fail if that changes any preinstalled package, then execute every notebook (fast mode, 2 logical devices), JOBS at
-# once.
-colab:  ## every notebook in a replica of Colab's runtime, the course installed as its setup cell does
+# A platform's runtime replicated in .venv-P from tools/platforms/P.txt (tools/replica.py): Colab's (Python 3.13),
+# Kaggle's GPU image (Python 3.12) or Colab's TPU runtime (JAX, no TensorFlow, 8 host devices). The course is installed
+# as the setup cell does, failing if that changes a preinstalled package, then every notebook runs (fast mode), JOBS
+# at once; on the TPU runtime every chapter that needs TensorFlow must stop at its setup cell in one line.
+# ENVIRONMENT=1 only builds the venv (mostly downloads; reused while P.txt is unchanged).
+replica:  ## every notebook in a replica of P=colab|kaggle|colab-tpu; ENVIRONMENT=1: only its venv
+	@test -n "$(P)" || { echo "make replica: say which platform: P=colab, P=kaggle or P=colab-tpu"; exit 2; }
 	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform colab --jobs $(JOBS)
-
-# Only the replica's venv (mostly downloads; `make colab` reuses it while tools/platforms/colab.txt is unchanged).
-colab-environment:  ## only build the Colab replica's .venv-colab
-	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform colab --environment-only
-
-# Kaggle's GPU runtime replicated the same way (Python 3.12, the Colab image it builds on with Kaggle's pins on top).
-kaggle:  ## the same in a replica of Kaggle's GPU image (.venv-kaggle)
-	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform kaggle --jobs $(JOBS)
-
-# Only the Kaggle replica's venv (`make kaggle` reuses it while tools/platforms/kaggle.txt is unchanged).
-kaggle-environment:  ## only build the Kaggle replica's .venv-kaggle
-	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform kaggle --environment-only
-
-# Colab's TPU runtime replicated (Python 3.13, JAX 0.7.2, no TensorFlow; libtpu left out, JAX runs on 8 host
-# devices): the chapters on Keras's JAX backend run whole, every other one must stop at its setup cell in one line.
-colab-tpu:  ## the same in a replica of Colab's TPU runtime (.venv-colab-tpu): JAX chapters run, others stop
-	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform colab-tpu --jobs $(JOBS)
-
-# Only the TPU replica's venv (`make colab-tpu` reuses it while tools/platforms/colab-tpu.txt is unchanged).
-colab-tpu-environment:  ## only build the Colab TPU replica's .venv-colab-tpu
-	@$(NEEDS_PYTHON)
-	$(PYTHON) tools/replica.py --platform colab-tpu --environment-only
+	$(PYTHON) -m tools.replica --platform $(P) $(if $(ENVIRONMENT),--environment-only,--jobs $(JOBS))
 
 lab: setup  ## JupyterLab on notebooks/
 	$(PIP_INSTALL) -e ".[lab]" 2>&1 | grep -v "^WARNING: Location" || true
@@ -114,7 +91,10 @@ tensorboard: setup  ## TensorBoard on chapter 8's profiles at http://127.0.0.1:6
 
 # Debian's chromium (apt-get, with sudo unless root) and the `browser` extra (Playwright, JupyterLab) in .venv; the
 # extra is installed again only when pyproject.toml changes (pip rebuilds the editable course at every install).
-browser: $(BROWSER_STAMP)  ## install Debian's chromium and the browser extra (Playwright, JupyterLab)
+browser: chromium $(BROWSER_STAMP)  ## install Debian's chromium and the browser extra (Playwright, JupyterLab)
+
+# .ci/run starts it in the background, beside the other steps.
+chromium:  ## install Debian's chromium with apt-get, unless there is one
 	@command -v chromium >/dev/null || { echo "Installing Debian's chromium with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
@@ -156,15 +136,16 @@ screenshots: browser  ## refresh the stored TensorBoard screenshots chapter 8 sh
 # The notebooks are the source of the code they teach: write their exported cells into helpers/chapters and
 # helpers/programs (tests/tools/test_export.py fails while a generated file is stale).
 export: setup  ## write the notebooks' exported cells into helpers/chapters and helpers/programs
-	$(BIN)/python tools/export.py
+	$(BIN)/python -m tools.export
 
 # Badges (at the release tag) and setup cells (installing the release) follow the version: `make release` runs it.
 template: setup  ## rewrite badges, setup cells and metadata from pyproject's Repository and the version
-	$(BIN)/python tools/template.py --fix
+	$(BIN)/python -m tools.template --fix
 
-# Re-execute every notebook in place (fast mode, CI's devices) so the stored outputs are current.
-outputs: setup  ## re-execute every notebook in place (fast mode, 2 logical devices) to refresh stored outputs
-	$(TEST_ENV) $(BIN)/python tools/template.py --execute
+# Re-execute notebooks in place (fast mode, CI's devices) so the stored outputs are current; one that an error stops
+# keeps its stored outputs. NB="notebooks/01_single_gpu.ipynb ..." picks.
+outputs: setup  ## refresh the stored outputs: every notebook (or NB=...) executed in place, fast mode
+	$(TEST_ENV) $(BIN)/python -m tools.run_notebooks --in-place $(NB)
 
 # The generated image folder of chapter 6 (data/shapes, about 2 s; git-ignored).
 data: setup  ## write chapter 6's generated image folder, data/shapes/
@@ -177,7 +158,7 @@ clean:  ## remove build/, coverage data and the replicas' venvs
 # and points every badge and setup cell at it; the maintainer then tags vX.Y.Z and pushes (publish.yml uploads it).
 release: setup  ## the release commit for VERSION=X.Y.Z (tagging and pushing stay the maintainer's)
 	@test -n "$(VERSION)" || { echo "make release: say which version, e.g. make release VERSION=0.2.0"; exit 2; }
-	$(BIN)/python tools/release.py $(VERSION)
+	$(BIN)/python -m tools.release $(VERSION)
 
 student: setup  ## a copy of the notebooks without the folded solutions, in build/student/notebooks/ (for classes)
-	$(BIN)/python tools/student.py
+	$(BIN)/python -m tools.student

@@ -45,7 +45,7 @@ def local_links(text: str) -> str:
 def minutes_table(path: Path = MINUTES) -> str:
     """The instructor's page's table of measured fast-mode minutes, from the JSON tools/fast_mode_minutes.py writes."""
     if not path.is_file():
-        return f"No measurements yet: `python tools/fast_mode_minutes.py --runs 3` writes `{path.name}`."
+        return f"No measurements yet: `python -m tools.fast_mode_minutes --runs 3` writes `{path.name}`."
     data = json.loads(path.read_text())
     machine = data["machine"]
     lines = [f"Measured by `tools/fast_mode_minutes.py` on {machine['cpu']}, pinned to {machine['cores']} cores, "

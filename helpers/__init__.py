@@ -22,8 +22,8 @@ from helpers.errors import CourseError  # noqa: E402
 # The plumbing several chapters share. Chapter code is in helpers/chapters, runnable programs in
 # helpers/programs, the benchmarks in helpers/bench; none of those is imported here.
 PLUMBING = ("calculator", "cluster", "course", "cpu", "data", "devices", "errors", "exercises", "hardware", "images",
-            "installs", "live_view", "models", "plots", "processes", "quiet", "readings", "report", "results",
-            "storage", "strategies", "tables", "timing", "versions")
+            "installs", "live_view", "memory", "models", "plots", "processes", "quiet", "readings", "replica_timing",
+            "report", "results", "storage", "strategies", "tables", "timing", "versions")
 __all__ = ["Course", "CourseError", "setup"]
 __version__ = "0.2.0"  # the one place the version is set: pyproject, CITATION.cff and CHANGELOG.md follow it
 

@@ -1,21 +1,16 @@
-"""Addresses for a cluster of local processes (chapter 7): free ports on 127.0.0.1."""
+"""Addresses for a cluster of local processes (chapter 7): free ports on this machine, picked by portpicker."""
 
 from __future__ import annotations
 
-import socket
-from contextlib import ExitStack
+import portpicker
 
 from helpers.errors import whole_number
 
 
-def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
-    """n ports nobody listens on right now (held open together, so they differ)."""
+def free_ports(n: int) -> list[int]:
+    """n ports nobody listens on right now (TCP and UDP); portpicker never hands one out twice in a process."""
     whole_number("free_ports(", n)
-    with ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(n)]
-        for s in sockets:
-            s.bind((host, 0))
-        return [s.getsockname()[1] for s in sockets]
+    return [portpicker.pick_unused_port() for _ in range(n)]
 
 
 def local_hosts(n: int) -> list[str]:

@@ -12,6 +12,10 @@ far A' strays from A is the A/A noise, what "no difference" looks like on this m
 
 Each verdict is recorded in the run report (`helpers.report.record(..., verdict=...)`), so that two runs of a notebook
 can be compared key by key (tools/verdicts.py). Every comparison in the course goes through `verdict_of`.
+
+Beside the rule, the readings chapters share: `spread` (the median and range of repeated measurements, no verdict)
+and `input_reader` (an input's examples/s, read with no model attached, for `compare`). They need no TensorFlow:
+chapter 5 runs them on Keras's JAX backend.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ class Reading:
         side = {"above": "above, outside the noise", "below": "below, outside the noise"}.get(self.verdict,
                                                                                              self.verdict)
         return (f"{self.name}: {self.ratio:.2f}x {self.baseline}'s {what} ({side}; "
-                f"{_spread(self.values, self.unit)} against {_spread(self.baseline_values, self.unit)})")
+                f"{spread(self.values, self.unit)} against {spread(self.baseline_values, self.unit)})")
 
 
 @dataclass(frozen=True)
@@ -143,12 +147,55 @@ def _one(fn, unit: str, title: str) -> float:
     return float(value)
 
 
-def _spread(values, unit: str) -> str:
+def spread(values, unit: str = "") -> str:
+    """'median 4,350 images/s, range 3,900-4,600': the median and range of repeated measurements, a spread and not a
+    verdict. Times (unit="s") under a second are shown in ms."""
+    values = list(values)
+    if not values:
+        raise CourseError("spread(): give at least one measurement.")
     mid, low, high = statistics.median(values), min(values), max(values)
     if unit == "s":
         scale, unit = (1000, "ms") if high < 1 else (1, "s")
         mid, low, high = mid * scale, low * scale, high * scale
-    return f"median {_number(mid)} {unit}, range {_number(low)}-{_number(high)}"
+    unit = f" {unit}" if unit else ""
+    return f"median {_number(mid)}{unit}, range {_number(low)}-{_number(high)}"
+
+
+def examples_read(iterator, batches: int, wanted: int) -> int:
+    """Read `batches` batches from `iterator`; the examples they held (the leading axis of each batch, or of its first
+    part when a batch is a tuple such as (images, labels)). Running out is a CourseError naming the `wanted` batches
+    the reading takes."""
+    examples = 0
+    for _ in range(batches):
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            raise CourseError(f"the input ran out before the {wanted} batches a reading takes; add .repeat() or ask "
+                              "for fewer batches.") from None
+        first = batch[0] if isinstance(batch, (tuple, list)) else batch
+        examples += int(first.shape[0])
+    return examples
+
+
+def input_reader(batches_of, *, batches: int, warmup: int = 2):
+    """A function for compare(unit="images/s") that times an input alone, with no model: each call reads `batches`
+    batches from one iterator over `batches_of` (a dataset, a generator, a PyDataset's batches) and returns their
+    examples/s. Its first call first reads `warmup` batches untimed (start-up, a cache's first pass); later calls go
+    on from where the last one stopped, so a generator, which cannot start again, can be read too."""
+    whole_number("input_reader(batches=", batches, 1)
+    whole_number("input_reader(warmup=", warmup, 0)
+    state = {}
+
+    def examples_per_second():
+        wanted = batches if "iterator" in state else warmup + batches  # what this call reads in all
+        if "iterator" not in state:
+            state["iterator"] = iter(batches_of)
+            examples_read(state["iterator"], warmup, wanted)
+        start = time.perf_counter()
+        examples = examples_read(state["iterator"], batches, wanted)
+        return examples / (time.perf_counter() - start)
+
+    return examples_per_second
 
 
 def _number(value: float) -> str:

@@ -47,11 +47,10 @@ def plan_strategy(physical_gpus: int, logical_gpus: list[str], logical_cpus: lis
 
 
 def connect_tpu():
-    """A TPUStrategy over the TPU cores attached to this runtime (TensorFlow's TPU build must be installed)."""
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="local")  # "local": this VM's own TPU
-    tf.config.experimental_connect_to_cluster(resolver)
-    tf.tpu.experimental.initialize_tpu_system(resolver)  # resets the TPU: once per program, before any model
-    return tf.distribute.TPUStrategy(resolver)  # one replica per TPU core
+    """A TPUStrategy over the TPU attached to this runtime (TensorFlow's TPU build must be installed). Chapter 5
+    teaches the calls one by one (its TPU program's connect_tpu); TensorFlow's shortcut `connect` makes the first
+    three: resolve the TPU ("local": this VM's own), connect to it, initialise it."""
+    return tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver.connect(tpu="local"))
 
 
 def usable_tpu_strategy():

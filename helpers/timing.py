@@ -1,5 +1,5 @@
-"""Per-epoch time in `fit` (a Keras callback). Chapter 1 writes printbar and measure
-(helpers/chapters/ch01_single_gpu.py)."""
+"""Per-epoch time in `fit` (a Keras callback) and the course's way of writing a duration. Chapter 1 writes printbar
+and measure (helpers/chapters/ch01_single_gpu.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import keras
 from helpers.errors import CourseError, whole_number
 
 
-def _fmt(seconds: float) -> str:
+def format_seconds(seconds: float) -> str:
+    """A duration as people read it: milliseconds under a second, seconds from one on."""
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
@@ -84,10 +85,11 @@ class EpochTimer(keras.callbacks.Callback):
         return self.samples_per_epoch / self.steady_train_seconds
 
     def __str__(self) -> str:
-        text = f"epochs: {', '.join(_fmt(s) for s in self.epoch_seconds)}; steady {_fmt(self.steady_seconds)}"
+        epochs = ", ".join(format_seconds(s) for s in self.epoch_seconds)
+        text = f"epochs: {epochs}; steady {format_seconds(self.steady_seconds)}"
         validated = any(self.validation_seconds)
         if validated:
-            text += f", of which training {_fmt(self.steady_train_seconds)} (the rest is validation)"
+            text += f", of which training {format_seconds(self.steady_train_seconds)} (the rest is validation)"
         if self.samples_per_second is not None:
             text += f", {self.samples_per_second:,.0f} {'training ' if validated else ''}samples/s"
         return text

@@ -78,7 +78,7 @@ def run_python(code: str, **env_overrides: str) -> dict:
     env.update({"PYTHONPATH": str(ROOT), "COURSE_WIDGETS": "0", "MPLBACKEND": "Agg", "TF_CPP_MIN_LOG_LEVEL": "2",
                 **env_overrides})
     proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
     lines = proc.stdout.strip().splitlines()

@@ -1,6 +1,6 @@
 """Real pages in headless Chromium: the notebooks run in JupyterLab, and TensorBoard's Profile tab on a profile.
 
-    python tools/browser.py [NOTEBOOK ...]   # default: every notebook; `make test-browser` runs tests/browser/
+    python -m tools.browser [NOTEBOOK ...]  # default: every notebook; `make test-browser` runs tests/browser/
 
 Each notebook is opened in JupyterLab and run with Run > Run All Cells (fast mode, 2 logical devices, the live
 training view on); JupyterLab saves a copy (File > Save Notebook As, into build/browser/: the course's notebook is
@@ -32,9 +32,8 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools import output_checks  # noqa: E402
-from tools.servers import free_port, get, nothing_left_behind, server, stop_descendants, tensorboard, wait_until  # noqa: E402
+from tools import output_checks
+from tools.servers import free_port, get, nothing_left_behind, server, stop_descendants, tensorboard, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

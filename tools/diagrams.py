@@ -1,6 +1,6 @@
 """The static diagrams the chapters link (notebooks/images/), drawn here so they can be drawn again:
 
-    python tools/diagrams.py   # writes notebooks/images/mirrored_strategy_step.png (chapter 3)
+    python -m tools.diagrams  # writes notebooks/images/mirrored_strategy_step.png (chapter 3)
 """
 
 from __future__ import annotations

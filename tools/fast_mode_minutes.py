@@ -1,8 +1,8 @@
 """Measure each notebook's wall time in fast mode on 2 CPU cores, for the instructor's page (docs/instructors.md).
 
-    python tools/fast_mode_minutes.py --runs 3                          # every notebook, 3 runs each
-    python tools/fast_mode_minutes.py --runs 1 notebooks/01_single_gpu.ipynb
-    python tools/fast_mode_minutes.py --runs 1 --devices 4                # the same with 4 logical devices
+    python -m tools.fast_mode_minutes --runs 3                          # every notebook, 3 runs each
+    python -m tools.fast_mode_minutes --runs 1 notebooks/01_single_gpu.ipynb
+    python -m tools.fast_mode_minutes --runs 1 --devices 4                # the same with 4 logical devices
 
 Each notebook runs `--runs` times, as `make run` runs it (tools/run_notebooks.run_one: a fresh kernel, fast mode,
 `--devices` logical devices (default 2), no widgets), in a process pinned to `--cores` CPU cores where the system
@@ -26,9 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools import run_notebooks  # noqa: E402
-from tools.template import NOTEBOOKS, ROOT  # noqa: E402
+from tools import run_notebooks
+from tools.template import NOTEBOOKS, ROOT
 
 OUT = ROOT / "docs" / "fast_mode_minutes.json"
 ENV = {"COURSE_FAST": "1", "COURSE_DEVICES": "2", "COURSE_WIDGETS": "0"}  # as `make run`; --devices sets the count

@@ -1,8 +1,8 @@
 """One formatter for the notebooks: `ruff format` (the project's ruff settings) for the code cells, and the file as
 nbformat writes it (as JupyterLab saves it), so a notebook saved by Colab, Kaggle or another editor reads the same.
 
-    python tools/notebook_format.py [NOTEBOOK ...]          # rewrite them (every notebook when none is named)
-    python tools/notebook_format.py --check [NOTEBOOK ...]  # name those it would change and exit 1 (make lint)
+    python -m tools.notebook_format [NOTEBOOK ...]          # rewrite them (every notebook when none is named)
+    python -m tools.notebook_format --check [NOTEBOOK ...]  # name those it would change and exit 1 (make lint)
 
 Left as they are: the parameters and setup cells, which tools/template.py generates and compares exactly. Formatting
 changes no output, so a formatted notebook needs no new run; after it, `make export` carries formatted exported cells
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     for name in shown:
         print(f"{'would reformat' if args.check else 'reformatted'} {name}")
     if args.check and unformatted:
-        print("run: python tools/notebook_format.py " + " ".join(shown))
+        print("run: python -m tools.notebook_format " + " ".join(shown))
         return 1
     return 0
 

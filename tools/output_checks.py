@@ -1,5 +1,5 @@
 """What an executed notebook's outputs show a learner that is wrong, whoever ran it: nbclient (tools/run_notebooks.py,
-for `make run` and `make colab`) or JupyterLab (tools/browser.py, on the copy JupyterLab saved after Run All).
+for `make run` and `make replica`) or JupyterLab (tools/browser.py, on the copy JupyterLab saved after Run All).
 
     problems(executed, stored) -> ["cell 3: raised ZeroDivisionError: division by zero", ...]  # [] when all is well
 
@@ -55,8 +55,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def widget_problems(executed) -> list[str]:
-    """For a run with widgets on (`make colab`: Colab's ipywidgets 7.7.1): a cell that shows chapter 2's calculator
-    must have built its widgets. Call before template.clean(), which drops widget views from stored outputs."""
+    """For a run with widgets on (`make replica P=colab`: Colab's ipywidgets 7.7.1): a cell that shows chapter 2's
+    calculator must have built its widgets. Call before run_notebooks.clean(), which drops widget views from stored
+    outputs."""
     return [f"cell {number}: the calculator built no widgets" for number, cell in enumerate(executed.cells, 1)
             if cell.cell_type == "code" and "calculator.show(" in cell.source
             and not any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))]

@@ -1,10 +1,10 @@
 """Prepare a release in one commit; tagging it publishes it (`make release VERSION=X.Y.Z`).
 
-    python tools/release.py X.Y.Z [--date YYYY-MM-DD] [--root REPOSITORY]
+    python -m tools.release X.Y.Z [--date YYYY-MM-DD] [--root REPOSITORY]
 
 Sets `__version__` in helpers/__init__.py, CITATION.cff's version and date-released, moves CHANGELOG.md's Unreleased
-entries under `## [X.Y.Z] - DATE`, regenerates the notebooks' badges and setup cells (tools/template.py --fix), and
-commits exactly that as "Release X.Y.Z". The maintainer then pushes the tag vX.Y.Z, and
+entries under `## [X.Y.Z] - DATE`, regenerates the notebooks' badges and setup cells (`python -m tools.template
+--fix`), and commits exactly that as "Release X.Y.Z". The maintainer then pushes the tag vX.Y.Z, and
 .github/workflows/publish.yml uploads the package to PyPI. Standard library only (template.py needs .venv's nbformat).
 """
 
@@ -102,9 +102,9 @@ def release(root: Path, version: str, date: str) -> None:
         for name, text in rewritten.items():
             (root / name).write_text(text)
         # The same Python as this script: `make release` runs .venv's, which has template.py's nbformat.
-        if subprocess.run([sys.executable, str(root / "tools" / "template.py"), "--fix"], cwd=root).returncode:
-            raise ReleaseError("tools/template.py --fix failed (its output is above): fix what it reports, commit, "
-                               "then run make release again")
+        if subprocess.run([sys.executable, "-m", "tools.template", "--fix"], cwd=root).returncode:
+            raise ReleaseError("python -m tools.template --fix failed (its output is above): fix what it reports, "
+                               "commit, then run make release again")
         git(root, "commit", "--quiet", "--all", "--message", f"Release {version}")
     except BaseException:  # a failure, or Ctrl-C during the template
         # The tree was clean before: every change to a tracked file is this release's, and is undone.
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.version is None:
-            raise ReleaseError("give the new version: make release VERSION=X.Y.Z (python tools/release.py X.Y.Z)")
+            raise ReleaseError("give the new version: make release VERSION=X.Y.Z (python -m tools.release X.Y.Z)")
         try:
             valid = datetime.date.fromisoformat(args.date).isoformat() == args.date  # not 20310203, CFF wants dashes
         except ValueError:

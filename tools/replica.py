@@ -1,5 +1,5 @@
-"""`make colab`, `make kaggle`, `make colab-tpu`: the course on a replica of a platform's runtime, installed as a setup
-cell does.
+"""`make replica P=colab|kaggle|colab-tpu`: the course on a replica of a platform's runtime, installed as a setup cell
+does.
 
 1. A venv (.venv-colab, .venv-kaggle, .venv-colab-tpu) on the platform's Python with exactly the versions in
    tools/platforms/PLATFORM.txt (a subset of the platform's published lists; anything else pip pulled in is a failure),
@@ -11,9 +11,10 @@ cell does.
    preinstalled package that changed or went is a failure (learners must not get a different TensorFlow, widgets or
    NumPy than their platform gave them), and so is an added package that the platform ships (the replica would be
    missing it).
-3. Every notebook executed top to bottom (fast mode, 2 logical devices) with that environment's own nbclient, from
-   a folder outside the clone (so the setup cell uses the installed course, as on the platform); results in
-   build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared again afterwards.
+3. Every notebook executed top to bottom (fast mode, 2 logical devices) by tools.run_notebooks with that
+   environment's own nbclient, in a folder outside the clone (so the setup cell uses the installed course, as on the
+   platform); results in build/PLATFORM/report.md. Chapter 8 installs XProf itself there; `pip freeze` is compared
+   again afterwards.
 4. On Colab, TensorBoard's Profile tab on chapter 8's profile, started as that chapter tells Colab learners to (a
    newer protobuf in a folder of its own, on PYTHONPATH for TensorBoard's process only). Chapter 8 tells Kaggle
    learners to download the logs instead, so the Kaggle replica has no such step.
@@ -41,9 +42,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools import servers  # the parts the replica uses need only the standard library
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from tools import servers  # noqa: E402  (the parts the replica uses need only the standard library)
 
 PLATFORMS_DIR = ROOT / "tools" / "platforms"
 COURSE_PACKAGE = "tf-fast-course"
@@ -110,13 +111,19 @@ def find_python(platform: Platform) -> str:
     """The platform's Python, as tools/find-python finds one (PATH, then pyenv); its message says how to get one."""
     found = subprocess.run([ROOT / "tools" / "find-python", platform.python], capture_output=True, text=True)
     if found.returncode:
-        raise SystemExit(f"make {platform.key}: {platform.name}'s Python is needed. {found.stderr.strip()}")
+        raise SystemExit(f"make replica P={platform.key}: {platform.name}'s Python is needed. {found.stderr.strip()}")
     return found.stdout.strip()
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
     print("+", " ".join(str(a) for a in args), flush=True)
     return subprocess.run([str(a) for a in args], **{"check": True, **kwargs})
+
+
+def run_notebooks(venv_python: Path, *args, **kwargs) -> subprocess.CompletedProcess:
+    """tools.run_notebooks on the replica's Python (its nbclient), run from the clone; each kernel starts in its
+    notebook's folder, outside the clone, so the setup cell uses the installed course as on the platform."""
+    return run(venv_python, "-m", "tools.run_notebooks", *args, cwd=ROOT, **kwargs)
 
 
 def normalized(name: str) -> str:
@@ -171,8 +178,8 @@ def build_environment(platform: Platform, python: str) -> Path:
             run(venv_python, *PIP, "install", *(() if compile_now else ("--no-compile",)), "-r", platform.pins)
         extra = unpinned_packages(freeze(venv_python), platform)
         if extra:
-            raise SystemExit(f"make {platform.key}: {platform.pins} misses what these packages' dependencies pulled "
-                             f"in: {', '.join(extra)}; pin each at the version in "
+            raise SystemExit(f"make replica P={platform.key}: {platform.pins} misses what these packages' "
+                             f"dependencies pulled in: {', '.join(extra)}; pin each at the version in "
                              f"{' or '.join(platform.published_lists)} (a later list's pin wins).")
         stamp.write_text(platform.pins.read_text())
     return venv_python
@@ -229,11 +236,11 @@ def install_course(platform: Platform, venv_python: Path, notebook: Path, versio
     before = freeze(venv_python)
     first = setup_cells(notebook, "setup_cell.ipynb")
     out = platform.build / "setup-cell"
-    run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent)
+    run_notebooks(venv_python, "--build", out, first, env=env)
     after = freeze(venv_python)
     if after.get(normalized(COURSE_PACKAGE)) != version:
-        raise SystemExit(f"make {platform.key}: the setup cell did not install {COURSE_PACKAGE} {version} (see "
-                         f"{out / first.name}).")
+        raise SystemExit(f"make replica P={platform.key}: the setup cell did not install {COURSE_PACKAGE} {version} "
+                         f"(see {out / first.name}).")
     first.unlink()
     return before, changed_packages(before, after, platform)
 
@@ -258,8 +265,7 @@ def stop_without_tensorflow(platform: Platform, venv_python: Path, notebook: Pat
     first = setup_cells(notebook, f"{notebook.stem}_setup_cells.ipynb")
     out = platform.build / "setup-cells"
     # The run fails (the cell raises): its own report is printed only where the stop is not the expected one.
-    ran = run(venv_python, ROOT / "tools" / "run_notebooks.py", "--build", out, first, env=env, cwd=notebook.parent,
-              check=False, capture_output=True, text=True)
+    ran = run_notebooks(venv_python, "--build", out, first, env=env, check=False, capture_output=True, text=True)
     first.unlink()
     after = freeze(venv_python)
     problems = changed_packages(before, after, platform)
@@ -344,9 +350,8 @@ def main(argv=None) -> int:
             print("Installing the course changed packages the platform installed:\n  " + "\n  ".join(changed))
             return 1
         print("The setup cell installed the course and changed no preinstalled package.", flush=True)
-        failed = subprocess.run([venv_python, ROOT / "tools" / "run_notebooks.py", "--build", platform.build,
-                                 "--jobs", str(args.jobs), *(copies[path] for path in whole)],
-                                env=env, cwd=folder).returncode
+        failed = run_notebooks(venv_python, "--build", platform.build, "--jobs", str(args.jobs),
+                               *(copies[path] for path in whole), env=env, check=False).returncode
         changed = changed_packages(before, freeze(venv_python), platform)
         if changed:
             print("The notebooks' own installs changed packages the platform installed:\n  " + "\n  ".join(changed))

@@ -2,7 +2,8 @@
 each stopped with every process it started, and a guard that names and kills any process that outlives a run.
 
 server(), tensorboard(), package_index() and get() need only the standard library (tools/replica.py runs them before
-any venv exists); stop_descendants() and nothing_left_behind() use psutil.
+any venv exists; tensorboard() asks its own `python` for a port); free_port() uses portpicker, stop_descendants() and
+nothing_left_behind() psutil.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,10 +28,15 @@ from pathlib import Path
 MARKER = "COURSE_BROWSER_RUN"  # in the environment of every process started in a guarded run
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(python: str | None = None) -> int:
+    """A port nobody listens on now, picked by portpicker, in `python` where given: the replica's own process has only
+    the standard library, its venv has portpicker (Colab and Kaggle ship it)."""
+    if python is None:
+        import portpicker
+
+        return portpicker.pick_unused_port()
+    code = "import portpicker; print(portpicker.pick_unused_port())"
+    return int(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 def get(url: str, timeout_s: float = 30) -> bytes:
@@ -147,7 +152,7 @@ def _answers(url: str, ready) -> bool:
 def tensorboard(logdir: Path, timeout_s: float = 60, python: str = sys.executable, env: dict | None = None):
     """A TensorBoard server on 127.0.0.1 for `logdir` (run by `python`, with `env`); yields its address once its
     Profile tab lists a run."""
-    port = free_port()
+    port = free_port(python)
     url = f"http://127.0.0.1:{port}"
     command = [python, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
     with server(command, f"{url}/data/plugin/profile/runs", lambda runs: b'"' in runs, env=env, timeout_s=timeout_s,

@@ -1,6 +1,6 @@
 """The self-study site (build/site/, `make site`) in headless Chromium, as a reader opens it.
 
-    python tools/site_check.py   # every page; `make test-site` runs tests/browser/test_site.py
+    python -m tools.site_check  # every page; `make test-site` runs tests/browser/test_site.py
 
 The site is served over http on 127.0.0.1 (a thread of this process); each page must answer, carry its title and
 show no error page; every relative link on it must answer 200 (and its #anchor exist on the target page); every
@@ -24,8 +24,7 @@ import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tools import browser  # noqa: E402
+from tools import browser
 
 ROOT = browser.ROOT
 SITE, SCREENSHOTS = ROOT / "build" / "site", ROOT / "build" / "site-screenshots"

@@ -1,7 +1,7 @@
 """The student copy of the notebooks: every chapter without its folded solutions (`make student`).
 
-    python tools/student.py                      # writes build/student/notebooks/NN_*.ipynb
-    python tools/student.py --out /tmp/handout   # writes /tmp/handout/notebooks/NN_*.ipynb
+    python -m tools.student                       # writes build/student/notebooks/NN_*.ipynb
+    python -m tools.student --out /tmp/handout    # writes /tmp/handout/notebooks/NN_*.ipynb
 
 The course folds each solution into a markdown block, `<details><summary>Solution</summary> ... </details>`, after
 the exercise's check cell. The copy cuts those blocks out (a cell left empty goes too) and replaces the Colab and

@@ -1,12 +1,12 @@
-"""The notebook template: check it, rewrite its generated parts, refresh stored outputs.
+"""The notebook template: check it, rewrite its generated parts.
 
-    python tools/template.py            # check every notebook, list problems (exit 1 if any)
-    python tools/template.py --fix      # rewrite badges + setup cell from pyproject's Repository and the version
-    python tools/template.py --execute  # re-run notebooks in place (fast mode, CI devices), clean metadata
+    python -m tools.template        # check every notebook, list problems (exit 1 if any)
+    python -m tools.template --fix  # rewrite badges + setup cell from pyproject's Repository and the version
 
-Stored outputs: notebooks are committed WITH the outputs of a fast-mode run on CI's logical devices,
-so readers see results and nbval compares them. Cells whose output varies between runs (times,
-device lists, training logs) carry the `nbval-ignore-output` tag; everything else is compared.
+Stored outputs: notebooks are committed WITH the outputs of a fast-mode run on CI's logical devices, so readers see
+results and nbval compares them (`make outputs`, `python -m tools.run_notebooks --in-place`, refreshes them). Cells
+whose output varies between runs (times, device lists, training logs) carry the `nbval-ignore-output` tag; everything
+else is compared; the checks here include the stored outputs' rules.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, tools/ is on the path, not the root
-from tools.output_checks import WIDGET_VIEW  # noqa: E402
-from tools.prose import comparative_problems, figure_problems, glossary_problems, long_markdown_problems  # noqa: E402
+from tools.prose import comparative_problems, figure_problems, glossary_problems, long_markdown_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -240,37 +237,9 @@ def fix_readme() -> None:
     readme.write_text("\n".join(readme_badges() if line.startswith("[![Open in Colab]") else line for line in lines))
 
 
-def clean(nb) -> None:
-    """Drop what differs between machines and runs but says nothing: widget state, timings, and the wall-clock time
-    printbar() prints (the stored line shows where it goes, HH:MM:SS.mmm TZ, so a re-run changes no stored text)."""
-    nb.metadata.pop("widgets", None)
-    nb.metadata.pop("papermill", None)
-    nb.metadata.update(metadata_for(nb))
-    printbar_time = re.compile(r"^(={80})\d\d:\d\d:\d\d\.\d{3}(?: [^\s]+)?", re.MULTILINE)
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            cell.outputs = [o for o in cell.outputs if WIDGET_VIEW not in o.get("data", {})]
-            for o in cell.outputs:
-                if o.output_type == "stream":
-                    o.text = printbar_time.sub(r"\1HH:MM:SS.mmm TZ", o.text)
-
-
-def execute(path: Path, timeout: int = 600):
-    """Run `path` top to bottom in a fresh kernel, in its own folder; return the executed notebook."""
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    clean(nb)
-    return nb
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fix", action="store_true")
-    parser.add_argument("--execute", action="store_true")
     parser.add_argument("notebooks", nargs="*", type=Path)
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
@@ -279,10 +248,6 @@ def main(argv=None) -> int:
     for path in paths:
         if args.fix:
             fix(path)
-        if args.execute:
-            start = time.perf_counter()
-            nbformat.write(execute(path), path)
-            print(f"executed {path.name} in {time.perf_counter() - start:.0f} s", flush=True)
     bad = {p.name: problems(p) for p in paths}
     for name, found in bad.items():
         for problem in found:

@@ -1,12 +1,12 @@
 """Run notebooks N times and list every recorded verdict per run: does any reading flip between runs?
 
-Each run executes the notebooks as `make run` does (tools/run_notebooks.py, fast mode unless FAST=0) into
+Each run executes the notebooks as `make run` does (tools.run_notebooks, fast mode unless FAST=0) into
 build/verdicts/run-K/; each comparison a notebook makes through helpers.readings is recorded with its verdict
 ("above", "below", "within noise"). The table marks a key that says "above" in one run and "below" in another (a
 flip: a defect) and a key missing from some runs. Exit status 1 on either.
 
-    python tools/verdicts.py --runs 3 [--write docs/verdicts.md] [NOTEBOOK ...]
-    python tools/verdicts.py --table-only --runs 3   # the table again, from the runs already in build/verdicts
+    python -m tools.verdicts --runs 3 [--write docs/verdicts.md] [NOTEBOOK ...]
+    python -m tools.verdicts --table-only --runs 3   # the table again, from the runs already in build/verdicts
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import platform
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers import report  # noqa: E402
-from tools.run_notebooks import run_one  # noqa: E402
-from tools.template import NOTEBOOKS, ROOT  # noqa: E402
+from helpers import report
+from tools.run_notebooks import run_one
+from tools.template import NOTEBOOKS, ROOT
 
 BUILD = ROOT / "build" / "verdicts"
 
@@ -99,7 +98,7 @@ def main(argv=None) -> int:
           else "no reading flips between runs, and every run recorded the same readings")
     if args.write:
         args.write.write_text(
-            f"# Verdicts over {args.runs} runs\n\nWritten by `python tools/verdicts.py --runs {args.runs} --write "
+            f"# Verdicts over {args.runs} runs\n\nWritten by `python -m tools.verdicts --runs {args.runs} --write "
             f"{args.write}` on {datetime.date.today().isoformat()}.\n\nMachine: {machine()}.\n\nEach cell is the "
             "reading's ratio and its verdict (helpers/readings.py). A flip (above in one run, below in another) is a "
             "defect; \"within noise\" beside \"above\" is not.\n\n" + text + "\n", encoding="utf-8")

@@ -1,16 +1,14 @@
-"""Chapter 0's measurements: one matmul and one training epoch on every device present (`python -m helpers.bench
-matmul`, `... epoch-time`)."""
+"""Chapter 1's measurements: one matmul and one training epoch on every device present (`python -m helpers.bench
+matmul`, `... epoch-time`), built on the chapter's exported cells."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-from helpers.chapters.ch01_single_gpu import measure, reuters_conv1d
+from helpers.chapters.ch01_single_gpu import first_epoch_on, matmul_on, measure, one_epoch
 from helpers.data import load_reuters, make_dataset
-from helpers.models import matching_loss
 from helpers.plots import bars
 from helpers.results import Result
-from helpers.timing import EpochTimer
 
 
 def accelerators() -> list[str]:
@@ -20,40 +18,29 @@ def accelerators() -> list[str]:
 
 def matmul(fast: bool) -> Result:
     """(10000x100) @ (100x100000) on every device ((10000x100) @ (100x10000) in fast mode), median of repeats."""
-    n = 10_000 if fast else 100_000
-
-    def on(device):
-        with tf.device(device):
-            tf.random.set_seed(0)
-            a = tf.random.uniform((10_000, 100), minval=0, maxval=3.0)
-            b = tf.random.uniform((100, n), minval=0, maxval=3.0)
-            timing = measure(lambda: tf.reduce_sum(a @ b), repeats=3 if fast else 5, name=device)
-            return timing, float(tf.reduce_sum(a @ b))
-
-    rows = []
+    rows, inner, cols = 10_000, 100, 10_000 if fast else 100_000
+    table = []
     for device in accelerators():
-        timing, total = on(device)
-        gflops = 2 * 10_000 * 100 * n / timing.median / 1e9
-        rows.append([device, timing.median, timing.min, timing.max, round(gflops, 1), f"{total:.4e}"])
-    fig = bars([r[0] for r in rows], [r[1] for r in rows], ylabel="seconds (median)",
-                             errors=([r[2] for r in rows], [r[3] for r in rows]),
-                             title=f"(10000x100) @ (100x{n}) per device")
-    return Result("matmul", ["device", "median_s", "min_s", "max_s", "gflops", "sum"], rows, fig)
+        run, _cold, total = matmul_on(device, rows, inner, cols)  # the cold call is its warm-up
+        timing = measure(run, warmup=0, repeats=3 if fast else 5, name=device)
+        gflops = 2 * rows * inner * cols / timing.median / 1e9
+        table.append([device, timing.median, timing.min, timing.max, round(gflops, 1), f"{total:.4e}"])
+    fig = bars([r[0] for r in table], [r[1] for r in table], ylabel="seconds (median)",
+               errors=([r[2] for r in table], [r[3] for r in table]),
+               title=f"({rows}x{inner}) @ ({inner}x{cols}) per device")
+    return Result("matmul", ["device", "median_s", "min_s", "max_s", "gflops", "sum"], table, fig)
 
 
 def epoch_time(fast: bool) -> Result:
-    """The Reuters Conv1D model: steady epoch time and samples/s on each device present."""
+    """The Reuters Conv1D model: first and steady epoch time and samples/s on each device present."""
     data = load_reuters()
     batch, steps = 32, (40 if fast else len(data.x_train) // 32)
     ds = make_dataset(data.x_train, data.y_train, batch, repeat=True)
     rows = []
     for device in accelerators():
-        with tf.device(device):
-            model = reuters_conv1d()
-            model.compile(optimizer="nadam", loss=matching_loss(), metrics=["accuracy"])
-            timer = EpochTimer(samples_per_epoch=steps * batch)
-            model.fit(ds, epochs=3 if fast else 4, steps_per_epoch=steps, verbose=0, callbacks=[timer])
-        rows.append([device, timer.steady_seconds, round(timer.samples_per_second), timer.epoch_seconds[0]])
+        model, first = first_epoch_on(device, ds, steps)
+        timing = measure(one_epoch(device, model, ds, steps), warmup=0, repeats=2 if fast else 3)
+        rows.append([device, timing.median, round(steps * batch / timing.median), first])
     fig = bars([r[0] for r in rows], [r[2] for r in rows], ylabel="samples/s",
-                             title=f"Reuters Conv1D, batch {batch}, {steps} steps/epoch")
+               title=f"Reuters Conv1D, batch {batch}, {steps} steps/epoch")
     return Result("epoch-time", ["device", "steady_epoch_s", "samples_per_s", "first_epoch_s"], rows, fig)

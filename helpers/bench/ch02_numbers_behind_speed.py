@@ -4,10 +4,15 @@ bounds and measured times; a ratio below 1 means the ceiling was underestimated)
 
 from __future__ import annotations
 
-import tensorflow as tf
-
-from helpers.chapters.ch01_single_gpu import measure
-from helpers.chapters.ch02_numbers_behind_speed import matmul_ceiling, memory_bandwidth, roofline_plot, xla_counts
+from helpers.chapters.ch02_numbers_behind_speed import (
+    first_device,
+    matmul_ceiling,
+    memory_bandwidth,
+    roofline_bound,
+    roofline_plot,
+    time_product,
+    xla_counts,
+)
 from helpers.results import Result
 
 SHAPES = {"square 1024": (1024, 1024, 1024), "Dense 1024, batch 64": (64, 1024, 1024),
@@ -19,14 +24,12 @@ def ceilings(fast: bool) -> Result:
     largest = 2048 if fast else 8192  # the sweep goes on while it still climbs
     peaks = {dtype: matmul_ceiling(dtype, sizes, largest=largest)[0] for dtype in ("float32", "bfloat16", "float16")}
     bandwidth, _ = memory_bandwidth(64 if fast else 512)
-    device = tf.config.list_logical_devices()[0].name
+    device = first_device()  # where the ceilings were measured
     rows, points = [], {}
     for name, (m, k, n) in SHAPES.items():
         flops, nbytes = xla_counts(lambda a, b: a @ b, (m, k), (k, n))
-        with tf.device(device):
-            a, b = tf.random.normal((m, k), seed=1), tf.random.normal((k, n), seed=2)
-            timing = measure(lambda a=a, b=b: tf.reduce_sum(a @ b), repeats=5, name=name)
-        bound = max(flops / peaks["float32"], nbytes / bandwidth)  # no run should be faster
+        timing = time_product(m, k, n, repeats=5, device=device)
+        bound, _ = roofline_bound(flops, nbytes, peaks["float32"], bandwidth)
         points[name] = (flops / nbytes, flops / timing.median)
         rows.append([name, round(flops / nbytes, 2), round(flops / timing.median / 1e9, 2), bound * 1e3,
                      timing.median * 1e3, timing.min * 1e3, timing.max * 1e3, round(timing.median / bound, 2)])

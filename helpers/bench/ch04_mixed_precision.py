@@ -26,6 +26,6 @@ def mixed_precision(fast: bool) -> Result:
     rows = [[r["policy"], r["xla"], round(r["steps_per_s"], 2), round(r["steps_per_s"] / base, 2),
              round(r["val_accuracy"], 3)] for r in runs]
     fig = bars([f"{r[0].removeprefix('mixed_')}{' +XLA' if r[1] else ''}" for r in rows],
-                             [r[2] for r in rows], ylabel="training steps/s (steady)",
-                             title=f"Reuters Conv1D, batch {batch}, per dtype policy")
+               [r[2] for r in rows], ylabel="training steps/s (steady)",
+               title=f"Reuters Conv1D, batch {batch}, per dtype policy")
     return Result("mixed-precision", ["policy", "xla", "steps_per_s", "vs_float32", "val_accuracy"], rows, fig)

@@ -1,20 +1,16 @@
-"""Chapter 6's pipelines over image files: the naive Python generator and tf.data done right, and their comparison
-(`python -m helpers.bench pipeline`)."""
+"""Chapter 6's benchmark (`python -m helpers.bench pipeline`): the naive Python generator against tf.data done right,
+with and without simulated storage latency, timed and tabled with the code chapter 6 teaches
+(helpers/chapters/ch06_input_pipelines.py: pipeline_rates, pipeline_result)."""
 
 from __future__ import annotations
 
-import os
 import statistics
 
-from helpers.chapters.ch06_input_pipelines import LATENCY_S, pipeline_rates
+from helpers.chapters.ch06_input_pipelines import LATENCY_S, pipeline_rates, pipeline_result
 from helpers.images import default_root, list_image_folder, make_image_folder
-from helpers.plots import bars
 from helpers.results import Result
 
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (what tf.data sizes its default thread pool by), not the machine's."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+CACHED = "tf.data, cached"
 
 
 def pipeline_comparison(fast: bool, root=None) -> dict:
@@ -32,9 +28,6 @@ def _median(rate) -> float:
     return statistics.median(rate) if isinstance(rate, (list, tuple)) else float(rate)
 
 
-CACHED = "tf.data, cached"
-
-
 def speedups(rates: dict, label: str) -> dict:
     """Over the Python generator's images/s (medians of repeated runs): the fastest tf.data variant that reads and
     decodes every file each epoch (uncached_...), and the cached one, which after its first epoch reads nothing."""
@@ -46,21 +39,10 @@ def speedups(rates: dict, label: str) -> dict:
     return {key: round(value, 2) for key, value in found.items()}
 
 
-def pipeline_result(comparison: dict) -> Result:
-    """The table, bar chart (whiskers: the range of repeated runs) and summary ratios of a
-    {latency: {variant: images/s, or a list of repeated images/s}} comparison."""
-    rows = [[f"{latency * 1000:g} ms", name, round(_median(rate)), round(_median(rate) / _median(
-             rates["Python generator"]), 1)]
-            for latency, rates in comparison.items() for name, rate in rates.items()]
-    runs = [list(r) if isinstance(r, (list, tuple)) else [r] for rates in comparison.values() for r in rates.values()]
-    fig = bars([f"{r[1].replace(', ', chr(10))}{chr(10)}{r[0]}" for r in rows],
-               [_median(r) for r in runs], errors=([min(r) for r in runs], [max(r) for r in runs]),
-               ylabel="images/s (log scale)", log=True,
-               title="Reading and decoding image files, no model attached (whiskers: range of runs)")
-    extra = {**speedups(comparison[0.0], "no_latency"), **speedups(comparison[LATENCY_S], "with_latency")}
-    return Result("pipeline", ["latency", "variant", "images_per_s", "vs_generator"], rows, fig, extra)
-
-
 def pipeline(fast: bool) -> Result:
-    """Images/s of a Python generator vs tf.data variants, with and without 2 ms simulated latency per file."""
-    return pipeline_result(pipeline_comparison(fast))
+    """Images/s of a Python generator vs tf.data variants, with and without 2 ms simulated latency per file: the
+    chapter's table and chart, and the speed-ups over the generator for --json."""
+    comparison = pipeline_comparison(fast)
+    result = pipeline_result(comparison)
+    result.extra = {**speedups(comparison[0.0], "no_latency"), **speedups(comparison[LATENCY_S], "with_latency")}
+    return result

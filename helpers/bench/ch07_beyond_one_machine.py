@@ -37,5 +37,5 @@ def multiworker(fast: bool) -> Result:
         timing = multiworker_timing(20 if fast else 200, out)
     rows = [[timing["workers"], round(timing["startup_s"], 2), round(timing["steps_per_s"], 1)]]
     fig = bars(["start-up (s)", "steps/s"], [timing["startup_s"], timing["steps_per_s"]],
-                             ylabel="value", title="Two workers on 127.0.0.1, synchronous custom loop")
+               ylabel="value", title="Two workers on 127.0.0.1, synchronous custom loop")
     return Result("multiworker", ["workers", "startup_s", "steps_per_s"], rows, fig)

@@ -7,35 +7,38 @@ then run `make export` (tools/export.py); tests/tools/test_export.py fails while
 
 
 # notebooks/01_single_gpu.ipynb, in 3. CPU vs accelerator: a matrix product, measured properly
-import statistics
-import time
-from dataclasses import dataclass, field
 from datetime import datetime
-
-from helpers.errors import CourseError, whole_number
 
 
 def printbar(label: str = "") -> None:
     """A separator line with this machine's local time to the millisecond: a log line, not a timer.
 
-    The 30-days tutorial built it inside @tf.function with a fixed UTC+8 offset and whole seconds; plain
-    Python gets the time zone right and needs no graph.
+    The 30-days tutorial built it inside @tf.function with a fixed UTC+8 offset and whole seconds;
+    plain Python gets the time zone right and needs no graph.
     """
     now = datetime.now().astimezone()
     stamp = now.strftime("%H:%M:%S.") + f"{now.microsecond // 1000:03d} {now.strftime('%Z')}"
     print("=" * 80 + stamp + (f"  {label}" if label else ""))
 
 
+# notebooks/01_single_gpu.ipynb, in 3. CPU vs accelerator: a matrix product, measured properly
 def force(result):
     """Wait for every tensor in `result` to be computed (TF runs ops asynchronously on GPUs)."""
-    import tensorflow as tf  # here: chapter 9 imports this file on runtimes without TensorFlow (Colab's TPU)
+    import tensorflow as tf
 
     return tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, result)
 
 
+# notebooks/01_single_gpu.ipynb, in 3. CPU vs accelerator: a matrix product, measured properly
+import statistics
+from dataclasses import dataclass, field
+
+from helpers.timing import format_seconds
+
+
 @dataclass
 class Timing:
-    """Repeated wall-clock times of one piece of work, in seconds: their median and their spread (min, max)."""
+    """Repeated wall-clock times of one piece of work, in seconds: median and spread (min, max)."""
 
     name: str
     times: list[float] = field(default_factory=list)
@@ -44,14 +47,14 @@ class Timing:
     max = property(lambda self: max(self.times))
 
     def __str__(self) -> str:
-        return (
-            f"{self.name}: median {_fmt(self.median)} (min {_fmt(self.min)}, max {_fmt(self.max)}, "
-            f"{len(self.times)} runs)"
-        )
+        median, low, high = (format_seconds(s) for s in (self.median, self.min, self.max))
+        return f"{self.name}: median {median} (min {low}, max {high}, {len(self.times)} runs)"
 
 
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+# notebooks/01_single_gpu.ipynb, in 3. CPU vs accelerator: a matrix product, measured properly
+import time
+
+from helpers.errors import CourseError, whole_number
 
 
 def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -> Timing:
@@ -74,6 +77,29 @@ def measure(fn, *, warmup: int = 1, repeats: int = 5, name: str | None = None) -
     return timing
 
 
+# notebooks/01_single_gpu.ipynb, in 3. CPU vs accelerator: a matrix product, measured properly
+def matmul_on(device, rows, inner, cols):
+    """A (rows x inner) @ (inner x cols) product of uniform [0, 3) numbers on `device`: the call to
+    time, the first (cold) call's seconds and that call's sum."""
+    import tensorflow as tf
+
+    with tf.device(device):
+        tf.random.set_seed(0)
+        a = tf.random.uniform((rows, inner), minval=0, maxval=3.0)
+        b = tf.random.uniform((inner, cols), minval=0, maxval=3.0)
+        start = time.perf_counter()
+        # the cold call: kernel choice, allocation (and cuBLAS loading on a GPU)
+        total = tf.reduce_sum(a @ b).numpy()
+        cold = time.perf_counter() - start
+
+    def run():
+        with tf.device(device):
+            # .numpy(): the timer stops when the device has finished
+            return tf.reduce_sum(a @ b).numpy()
+
+    return run, cold, total
+
+
 # notebooks/01_single_gpu.ipynb, in 5. The model
 import keras
 
@@ -81,17 +107,14 @@ import helpers.errors
 
 
 def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"):
-    """The Conv1D newswire classifier of the original tutorials (332,856 parameters with the defaults).
+    """The Conv1D newswire classifier of the original tutorials (332,856 parameters by default).
 
-    Starts from keras.Input: Keras 3 drops Embedding(input_length=...) with a deprecation warning, which leaves a
-    model without an input shape unbuilt. output="logits" ends in a linear layer (pair it with from_logits=True);
-    "softmax" ends in probabilities.
+    Starts from keras.Input: Keras 3 drops Embedding(input_length=...) with a deprecation warning,
+    which leaves a model without an input shape unbuilt. output="logits" ends in a linear layer
+    (pair it with from_logits=True); "softmax" ends in probabilities.
     """
-    for name, value in (
-        ("vocab_size", vocab_size),
-        ("num_classes", num_classes),
-        ("maxlen", maxlen),
-    ):
+    sizes = {"vocab_size": vocab_size, "num_classes": num_classes, "maxlen": maxlen}
+    for name, value in sizes.items():
         helpers.errors.whole_number(f"reuters_conv1d({name}=", value, 2)
     if maxlen < 12:
         raise helpers.CourseError(
@@ -115,3 +138,35 @@ def reuters_conv1d(vocab_size=30982, num_classes=46, maxlen=300, output="logits"
         ],
         name=f"reuters_conv1d_{output}",
     )
+
+
+# notebooks/01_single_gpu.ipynb, in 8. Per-epoch time on every device present
+def first_epoch_on(device, dataset, steps):
+    """A fresh Reuters Conv1D (softmax output) compiled and trained one epoch of `steps` steps on
+    `device`: the model and that first epoch's seconds (tracing the step included)."""
+    import tensorflow as tf
+
+    with tf.device(device):
+        keras.utils.set_random_seed(0)
+        model = reuters_conv1d(output="softmax")
+        model.compile(
+            optimizer="nadam",
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+            jit_compile=False,
+        )
+        start = time.perf_counter()
+        model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0)
+        return model, time.perf_counter() - start
+
+
+# notebooks/01_single_gpu.ipynb, in 8. Per-epoch time on every device present
+def one_epoch(device, model, dataset, steps):
+    """The call to time: one more epoch of `steps` steps of `model` on `device`."""
+    import tensorflow as tf
+
+    def run():
+        with tf.device(device):
+            model.fit(dataset, epochs=1, steps_per_epoch=steps, verbose=0)
+
+    return run

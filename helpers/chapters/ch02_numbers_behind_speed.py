@@ -11,20 +11,24 @@ import tensorflow as tf
 
 from helpers.chapters.ch01_single_gpu import measure
 
-FLAT = 1.1  # a sweep has flattened when doubling n gains less than 10%
-
 
 def first_device() -> str:
-    """The runtime's main device: the first GPU or TPU, else the CPU (TensorFlow lists the CPU first)."""
+    """The runtime's main device: the first GPU or TPU, else the CPU (TensorFlow lists the CPU
+    first)."""
     accelerators = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("TPU")
     return (accelerators or tf.config.list_logical_devices())[0].name
 
 
+# notebooks/02_numbers_behind_speed.ipynb, in 1. This runtime's ceilings
+FLAT = 1.1  # a sweep has flattened when doubling n gains less than 10%
+
+
 def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats=5, largest=None):
     """The best FLOP/s a square matmul reaches over `sizes` on `device` (default: first_device()):
-    this runtime's ceiling for `dtype`. Each size counts its fastest repeat (a ceiling is what the hardware can
-    reach, and a slow spell only lowers it). With `largest`, the sweep goes on doubling n up to `largest` while
-    the last doubling still gained more than 10%. Returns (ceiling, {n: (FLOP/s, Timing)})."""
+    this runtime's ceiling for `dtype`. Each size counts its fastest repeat (a ceiling is what the
+    hardware can reach, and a slow spell only lowers it). With `largest`, the sweep goes on doubling
+    n up to `largest` while the last doubling still gained more than 10%.
+    Returns (ceiling, {n: (FLOP/s, Timing)})."""
     device = device or first_device()
     sizes, points = list(sizes), {}
     with tf.device(device):
@@ -36,21 +40,17 @@ def matmul_ceiling(dtype="float32", sizes=(256, 512, 1024), device=None, repeats
             )
             points[n] = (2 * n**3 / timing.min, timing)
             flops = [f for f, _ in points.values()]
-            if (
-                not sizes
-                and largest
-                and 2 * n <= largest
-                and len(flops) > 1
-                and flops[-1] > FLAT * flops[-2]
-            ):
+            climbing = len(flops) > 1 and flops[-1] > FLAT * flops[-2]
+            if not sizes and largest and 2 * n <= largest and climbing:
                 sizes.append(2 * n)  # still climbing: not a ceiling yet
     return max(flops for flops, _ in points.values()), points
 
 
+# notebooks/02_numbers_behind_speed.ipynb, in 1. This runtime's ceilings
 def memory_bandwidth(megabytes=64, device=None, repeats=5):
-    """Bytes per second read by a sum over a float32 array of `megabytes` MiB (2**20 bytes; each byte read once),
-    from the fastest repeat, and its Timing. The array must be larger than the last-level cache, or this measures
-    the cache."""
+    """Bytes per second read by a sum over a float32 array of `megabytes` MiB (2**20 bytes; each
+    byte read once), from the fastest repeat, and its Timing. The array must be larger than the
+    last-level cache, or this measures the cache."""
     with tf.device(device or first_device()):
         x = tf.ones((megabytes * 2**20 // 4,), "float32")
         timing = measure(lambda: tf.reduce_sum(x), repeats=repeats, name=f"sum of {megabytes} MiB")
@@ -60,25 +60,42 @@ def memory_bandwidth(megabytes=64, device=None, repeats=5):
 # notebooks/02_numbers_behind_speed.ipynb, in 2. Roofline: compute-bound or memory-bound?
 import os
 
-os.environ.setdefault(
-    "JAX_PLATFORMS", "cpu"
-)  # before JAX is imported: counting needs no GPU, TensorFlow keeps it
+# before JAX is imported: counting needs no GPU, and TensorFlow keeps it
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax
 
 from helpers.errors import CourseError
 
 
 def xla_counts(fn, *shapes, dtype="float32"):
-    """XLA's own count of the FLOPs and bytes accessed by `fn` on arrays of `shapes` (its cost analysis of the
-    program before optimisation)."""
-    cost = jax.jit(fn).lower(*[jax.ShapeDtypeStruct(s, dtype) for s in shapes]).cost_analysis()
+    """XLA's own count of the FLOPs and bytes accessed by `fn` on arrays of `shapes` (its cost
+    analysis of the program before optimisation)."""
+    arrays = [jax.ShapeDtypeStruct(s, dtype) for s in shapes]
+    cost = jax.jit(fn).lower(*arrays).cost_analysis()
     cost = cost[0] if isinstance(cost, list) else cost  # older JAX returns a list of one dict
     if not cost or "flops" not in cost:
         raise CourseError(
-            f"xla_counts(): JAX on {jax.default_backend()} gave no cost analysis; it counts on its CPU "
-            "backend: restart the runtime and run this cell before anything imports JAX."
+            f"xla_counts(): JAX on {jax.default_backend()} gave no cost analysis; it counts on its "
+            "CPU backend: restart the runtime and run this cell before anything imports JAX."
         )
     return cost["flops"], cost["bytes accessed"]
+
+
+# notebooks/02_numbers_behind_speed.ipynb, in 2. Roofline: compute-bound or memory-bound?
+def roofline_bound(flops, nbytes, peak, bandwidth):
+    """The roofline's least time for `flops` and `nbytes` on a device computing at `peak` FLOP/s
+    and moving `bandwidth` bytes/s (no run can take less, if those hold), and which term sets it:
+    "compute" or "memory"."""
+    compute, memory = flops / peak, nbytes / bandwidth
+    return max(compute, memory), "compute" if compute >= memory else "memory"
+
+
+# notebooks/02_numbers_behind_speed.ipynb, in 2. Roofline: compute-bound or memory-bound?
+def time_product(m, k, n, repeats=7, device=None):
+    """The Timing of an (m x k) @ (k x n) float32 product on `device` (default: first_device())."""
+    with tf.device(device or first_device()):
+        a, b = tf.random.normal((m, k), seed=1), tf.random.normal((k, n), seed=2)
+        return measure(lambda: tf.reduce_sum(a @ b), repeats=repeats, name=f"{m}x{k} @ {k}x{n}")
 
 
 # notebooks/02_numbers_behind_speed.ipynb, in 2. Roofline: compute-bound or memory-bound?
@@ -87,17 +104,13 @@ import numpy as np
 
 
 def roofline_plot(peak, bandwidth, points, title="Roofline"):
-    """The roof (bandwidth x intensity up to the ridge point, the peak after it) and measured points:
-    points = {name: (FLOPs per byte, achieved FLOP/s)}."""
+    """The roof (bandwidth x intensity up to the ridge point, the peak after it) and measured
+    points: points = {name: (FLOPs per byte, achieved FLOP/s)}."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     xs = np.logspace(-1, 3, 200)
     ax.plot(xs, np.minimum(peak, xs * bandwidth) / 1e9, "k-", label="roofline (measured ceilings)")
-    ax.axvline(
-        peak / bandwidth,
-        color="grey",
-        ls=":",
-        label=f"ridge point {peak / bandwidth:.1f} FLOPs/byte",
-    )
+    ridge = peak / bandwidth
+    ax.axvline(ridge, color="grey", ls=":", label=f"ridge point {ridge:.1f} FLOPs/byte")
     for name, (intensity, achieved) in points.items():
         ax.plot(intensity, achieved / 1e9, "o", label=name)
     ax.set(
@@ -118,12 +131,11 @@ import tensorflow as tf
 
 
 def step_profile(model, x, y):
-    """TensorFlow's profiler on one training step of a compiled Keras model, `model.train_step` traced for the batch
-    (x, y): FLOPs per op (`.children`) and in all (`.total_float_ops`)."""
+    """TensorFlow's profiler on one training step of a compiled Keras model, `model.train_step`
+    traced for the batch (x, y): FLOPs per op (`.children`) and in all (`.total_float_ops`)."""
     step = tf.function(model.train_step).get_concrete_function((x, y))
-    graph = (
-        tf.Graph()
-    )  # a copy of the step alone: the profiler also walks the variables of the graph it is given
+    # a copy of the step alone: the profiler also walks the variables of the graph it is given
+    graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(step.graph.as_graph_def(add_shapes=True), name="")
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
@@ -141,13 +153,15 @@ def training_step_flops(model, x, y):
     return step_profile(model, x, y).total_float_ops
 
 
+# notebooks/02_numbers_behind_speed.ipynb, in Your turn: a Dense layer's training FLOPs
 def mfu(flops_per_step, step_seconds, peak_flops):
     """Model FLOPs utilisation: the FLOP/s a step achieved, as a share of a peak."""
     return flops_per_step / step_seconds / peak_flops
 
 
 def mfu_line(label, flops_per_step, step_seconds, ceiling, published=None):
-    """One printed line: achieved FLOP/s and MFU against this runtime's measured ceiling (and a published peak)."""
+    """One printed line: achieved FLOP/s and MFU against this runtime's measured ceiling (and a
+    published peak: (name, FLOP/s))."""
     line = (
         f"{label}: {flops_per_step / step_seconds / 1e9:.1f} GFLOP/s achieved, MFU "
         f"{mfu(flops_per_step, step_seconds, ceiling):.1%} of this runtime's measured ceiling "
@@ -164,7 +178,8 @@ import numpy as np
 
 
 def sgd_bytes_per_parameter(momentum=False):
-    """Bytes one float32 trainable parameter holds in Keras training with SGD, by what holds them."""
+    """Bytes one float32 trainable parameter holds in Keras training with SGD, by what holds
+    them."""
     return {
         "weight (variable)": 4,
         "gradient (only during the step)": 4,
@@ -172,22 +187,32 @@ def sgd_bytes_per_parameter(momentum=False):
     }
 
 
+# notebooks/02_numbers_behind_speed.ipynb, in 4. Memory: bytes per parameter, then activations
 def variable_bytes(model):
-    """The bytes of every variable the model and its optimizer hold (measured from the variables themselves)."""
+    """The bytes of every variable the model and its optimizer hold (measured from the variables
+    themselves)."""
     variables = list(model.weights) + (list(model.optimizer.variables) if model.optimizer else [])
     return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in variables)
 
 
 # notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
-import tensorflow as tf
+def ring_allreduce_seconds(nbytes, replicas, bandwidth, latency=0.0):
+    """Predicted time of a ring all-reduce of `nbytes` over `replicas` linked at `bandwidth`
+    bytes/s."""
+    if replicas < 2:
+        return 0.0
+    return 2 * (replicas - 1) * latency + 2 * (replicas - 1) / replicas * nbytes / bandwidth
 
-from helpers.chapters.ch01_single_gpu import measure
+
+# notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
+import tensorflow as tf
 
 
 def gradient_exchange_bytes(model, x, y):
-    """The bytes one replica hands to the all-reduce for a step on the batch (x, y), split as TensorFlow exchanges
-    them: "dense" (tensors, summed by the all-reduce) and "sparse" (the `tf.IndexedSlices` of an embedding: the
-    looked-up rows and their indices, which TensorFlow gathers from every replica instead of summing)."""
+    """The bytes one replica hands to the all-reduce for a step on the batch (x, y), split as
+    TensorFlow exchanges them: "dense" (tensors, summed by the all-reduce) and "sparse" (the
+    `tf.IndexedSlices` of an embedding: the looked-up rows and their indices, which TensorFlow
+    gathers from every replica instead of summing)."""
     with tf.GradientTape() as tape:
         loss = model.compute_loss(x=x, y=y, y_pred=model(x, training=True))
     split = {"dense": 0, "sparse": 0}
@@ -195,36 +220,26 @@ def gradient_exchange_bytes(model, x, y):
         if isinstance(g, tf.IndexedSlices):
             split["sparse"] += (
                 g.values.shape.num_elements() * g.values.dtype.size
-                + g.indices.shape.num_elements() * (g.indices.dtype.size)
+                + g.indices.shape.num_elements() * g.indices.dtype.size
             )
         elif g is not None:
             split["dense"] += g.shape.num_elements() * g.dtype.size
     return split
 
 
-def ring_allreduce_seconds(nbytes, replicas, bandwidth, latency=0.0):
-    """Predicted time of a ring all-reduce of `nbytes` over `replicas` linked at `bandwidth` bytes/s."""
-    if replicas < 2:
-        return 0.0
-    return 2 * (replicas - 1) * latency + 2 * (replicas - 1) / replicas * nbytes / bandwidth
-
-
-def sparse_gather_seconds(nbytes, replicas, bandwidth):
-    """Predicted time to exchange `nbytes` of IndexedSlices per replica as TensorFlow does (gather on one device,
-    then broadcast): N - 1 parts cross the link in, the N concatenated parts go out to the N - 1 others."""
-    return (replicas - 1) * (replicas + 1) * nbytes / bandwidth if replicas > 1 else 0.0
-
-
+# notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
 def one_device_exchange_seconds(dense_bytes, sparse_bytes, replicas, bandwidth, fixed=0.0):
-    """Predicted time of `ReductionToOneDevice` (logical devices of one processor share its memory): a fixed cost
-    per call, measured apart, plus the memory traffic: the sum reads N dense buffers and writes one, the broadcast
-    writes N - 1 copies; the sparse rows are concatenated (N parts written) and copied to the N - 1 others."""
+    """Predicted time of `ReductionToOneDevice` (logical devices of one processor share its
+    memory): a fixed cost per call, measured apart, plus the memory traffic: the sum reads N dense
+    buffers and writes one, the broadcast writes N - 1 copies; the sparse rows are concatenated
+    (N parts written) and copied to the N - 1 others."""
     if replicas < 2:
         return 0.0
     traffic = 2 * replicas * dense_bytes + (2 * replicas - 1) * replicas * sparse_bytes
     return fixed + traffic / bandwidth
 
 
+# notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
 def _replica_values(strategy, dense_bytes, sparse_rows, row_width):
     def make(context):
         value = float(context.replica_id_in_sync_group + 1)
@@ -239,10 +254,11 @@ def _replica_values(strategy, dense_bytes, sparse_rows, row_width):
 
 
 def exchange_step(strategy, dense_bytes, sparse_rows=0, row_width=1, reduce=True):
-    """A function that runs one exchange of a step's gradients as Keras hands them over: one `all_reduce` (sum) of a
-    float32 tensor of `dense_bytes` and, with `sparse_rows`, a `tf.IndexedSlices` of that many rows of `row_width`
-    floats, and returns when it is done. With reduce=False the same `strategy.run` step returns its inputs without
-    any exchange: the fixed cost of dispatching a step to the replicas (an empty step)."""
+    """A function that runs one exchange of a step's gradients as Keras hands them over: one
+    `all_reduce` (sum) of a float32 tensor of `dense_bytes` and, with `sparse_rows`, a
+    `tf.IndexedSlices` of that many rows of `row_width` floats, and returns when it is done. With
+    reduce=False the same `strategy.run` step returns its inputs without any exchange: the fixed
+    cost of dispatching a step to the replicas (an empty step)."""
     values = _replica_values(strategy, dense_bytes, sparse_rows, row_width)
 
     def step(dense, rows, indices):
@@ -257,50 +273,50 @@ def exchange_step(strategy, dense_bytes, sparse_rows=0, row_width=1, reduce=True
     return lambda: strategy.experimental_local_results(run())[0][0].numpy()
 
 
-def exchange_timing(strategy, dense_bytes, sparse_rows=0, row_width=1, repeats=5, reduce=True):
-    """The Timing of `exchange_step(...)` over `repeats` calls (after one untimed call that traces it)."""
-    what = "exchange" if reduce else "empty step"
-    return measure(
-        exchange_step(strategy, dense_bytes, sparse_rows, row_width, reduce),
-        repeats=repeats,
-        name=f"{what} over {strategy.num_replicas_in_sync} replica(s)",
-    )
-
-
-def allreduce_timing(strategy, nbytes, repeats=5):
-    """Measured all-reduce (sum) of a float32 buffer of `nbytes` across `strategy`'s replicas."""
-    values = strategy.experimental_distribute_values_from_function(
-        lambda context: tf.fill((max(1, nbytes // 4),), float(context.replica_id_in_sync_group + 1))
-    )
-
-    @tf.function
-    def all_reduce():
-        return strategy.run(
-            lambda v: tf.distribute.get_replica_context().all_reduce("sum", v), args=(values,)
-        )
-
-    return measure(
-        lambda: strategy.experimental_local_results(all_reduce())[0][:1],
-        repeats=repeats,
-        name=f"all-reduce of {nbytes / 1e6:.1f} MB over {strategy.num_replicas_in_sync} replica(s)",
-    )
-
-
+# notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
 def predicted_speedup(
     step_seconds, allreduce_seconds, replicas, shared_hardware, fixed_seconds=0.0
 ):
-    """Speed-up over one replica at a fixed per-replica batch: each step computes, then waits for the all-reduce
-    (Keras all-reduces after the whole backward pass: no overlap). Replicas on separate devices compute at once;
-    logical devices of one processor take turns on it. `fixed_seconds`: the part of one replica's step that is a
-    fixed cost per step (the loop, dispatch), paid once per step whatever the replicas."""
+    """Speed-up over one replica at a fixed per-replica batch: each step computes, then waits for
+    the all-reduce (Keras all-reduces after the whole backward pass: no overlap). Replicas on
+    separate devices compute at once; logical devices of one processor take turns on it.
+    `fixed_seconds`: the part of one replica's step that is a fixed cost per step (the loop,
+    dispatch), paid once per step whatever the replicas."""
     compute = (step_seconds - fixed_seconds) * (replicas if shared_hardware else 1)
     return replicas * step_seconds / (fixed_seconds + compute + allreduce_seconds)
+
+
+# notebooks/02_numbers_behind_speed.ipynb, in 5. Communication: what an all-reduce costs
+def sparse_gather_seconds(nbytes, replicas, bandwidth):
+    """Predicted time to exchange `nbytes` of IndexedSlices per replica as TensorFlow does (gather
+    on one device, then broadcast): N - 1 parts cross the link in, the N concatenated parts go out
+    to the N - 1 others."""
+    return (replicas - 1) * (replicas + 1) * nbytes / bandwidth if replicas > 1 else 0.0
 
 
 # notebooks/02_numbers_behind_speed.ipynb, in 6. A calculator: predict, then measure here
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}  # optimizer state: float32 values per parameter
 
 
+def dense_stack_memory(
+    layers, width, tokens, policy="float32", optimizer="adam", accumulation_steps=1
+):
+    """Bytes on one device for `layers` Dense layers of `width` units trained on `tokens` per
+    update: weights, gradients, optimizer slots and (with `accumulation_steps` > 1) accumulators,
+    all float32; activations = one value per unit per layer per token of a micro-batch, in the
+    compute dtype."""
+    params = layers * width * (width + 1)
+    unit_bytes = 2 if policy.startswith("mixed") else 4  # activations in the compute dtype
+    return {
+        "weights": 4 * params,
+        "gradients": 4 * params,
+        "optimizer": 4 * SLOTS[optimizer] * params,
+        "accumulators": 4 * params if accumulation_steps > 1 else 0,
+        "activations": unit_bytes * width * layers * tokens / accumulation_steps,
+    }
+
+
+# notebooks/02_numbers_behind_speed.ipynb, in 6. A calculator: predict, then measure here
 def estimate(
     layers,
     width,
@@ -315,26 +331,17 @@ def estimate(
     link_bandwidth=1e10,
     step_seconds=None,
 ):
-    """Predictions for one optimizer update of the Dense stack on each of `replicas` devices (data parallel), the
-    `batch` split into `accumulation_steps` micro-batches; the global batch stays fixed, so more replicas means fewer
-    tokens each. Simplified: FLOPs = 6 x parameters x tokens (an input gradient for the first layer too); bytes
-    moved = (6 + 2 x slots) x 4 per parameter: each weight read twice (forward, backward) and its gradient written,
-    the update reading the gradient and reading and writing the weight and its slots; activations written and read
-    once; activations = one value per unit per layer per token of a micro-batch; the all-reduce by the ring model
-    without latency, all gradients dense, and its share of a step at the step-time bound (the largest it can be)."""
-    params = layers * width * (width + 1)
-    tokens = batch * seq_len / replicas  # per replica and update
-    unit_bytes = 2 if policy.startswith("mixed") else 4  # activations in the compute dtype
-    memory = {
-        "weights": 4 * params,
-        "gradients": 4 * params,
-        "optimizer": 4 * SLOTS[optimizer] * params,
-        "accumulators": 4 * params if accumulation_steps > 1 else 0,
-        "activations": unit_bytes * width * layers * tokens / accumulation_steps,
-    }
+    """Predictions for one optimizer update of the Dense stack on each of `replicas` devices (data
+    parallel); the global `batch` stays fixed, split into `accumulation_steps` micro-batches.
+    Simplified: FLOPs = 6 x parameters x tokens (an input gradient for the first layer too); bytes
+    moved = (6 + 2 x slots) x 4 per parameter (weights read twice, gradients written and read,
+    weights and slots read and written by the update), activations written and read once; a ring
+    all-reduce of dense gradients without latency, its share taken at the bound (its largest)."""
+    params, tokens = layers * width * (width + 1), batch * seq_len / replicas  # per replica
+    memory = dense_stack_memory(layers, width, tokens, policy, optimizer, accumulation_steps)
     flops = 6 * params * tokens
     moved = 4 * params * (6 + 2 * SLOTS[optimizer]) + 2 * memory["activations"] * accumulation_steps
-    bound = max(flops / peak_flops, moved / bandwidth)
+    bound, bound_by = roofline_bound(flops, moved, peak_flops, bandwidth)
     allreduce = ring_allreduce_seconds(4 * params, replicas, link_bandwidth)
     result = {
         "parameters": params,
@@ -342,7 +349,7 @@ def estimate(
         **memory,
         "FLOPs per update": flops,
         "step-time bound (s)": bound,
-        "bound by": "compute" if flops / peak_flops >= moved / bandwidth else "memory",
+        "bound by": bound_by,
         "all-reduce, no latency (s)": allreduce,
         "all-reduce share at the bound": allreduce / (bound + allreduce),
     }

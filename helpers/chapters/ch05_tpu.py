@@ -6,6 +6,64 @@ then run `make export` (tools/export.py); tests/tools/test_export.py fails while
 """
 
 
+# notebooks/05_tpu.ipynb, in 4. Chollet's demo on every chip: ResNet50 on CIFAR-10, from memory
+import statistics
+
+from helpers.errors import CourseError
+from helpers.readings import spread
+
+
+def step_readings(timer, steps, samples_per_step):
+    """The first epoch against the steady ones, and the steady step in milliseconds with its
+    spread, from a helpers.timing.EpochTimer's epochs of `steps` steps."""
+    first, rest = timer.epoch_seconds[0], timer.epoch_seconds[1:]
+    if not rest:
+        raise CourseError(
+            "step_readings(): train at least 2 epochs: the first one traces the step, the "
+            "others give steady steps."
+        )
+    step_ms = [1000 * seconds / steps for seconds in rest]
+    images = [samples_per_step * 1000 / ms for ms in step_ms]
+    steady_epoch = statistics.median(rest)
+    return [
+        f"first epoch (tracing/compiling + {steps} step(s)): {first:.2f} s, "
+        f"{first / steady_epoch:.1f}x a steady epoch",
+        f"steady step: {spread(step_ms, 'ms')}, over {len(rest)} epochs of {steps} step(s)",
+        f"steady throughput: {spread(images, 'images/s')}",
+        f"one-time cost of the first epoch: about {first - steady_epoch:.2f} s",
+    ]
+
+
+# notebooks/05_tpu.ipynb, in 5. Large batches and the learning rate
+def seed_lines(curves):
+    """Loss curves {label: [per-seed losses per epoch]}, the small batch first and the large batch
+    at the same rate second: each arm's last-epoch loss per seed with its range across seeds, and
+    for each later arm the share of the large batch's gap (same rate minus small batch) that it
+    closed, per seed. Numbers only: losses across seeds are not timings, and no verdict is drawn."""
+    labels = list(curves)
+    if len(labels) < 2:
+        raise CourseError(
+            "seed_lines(): give the small batch's curves and the large batch's at the same rate "
+            "first."
+        )
+    small, same = curves[labels[0]], curves[labels[1]]
+    width = max(len(label) for label in labels)
+    lines = []
+    for label in labels:
+        last = [losses[-1] for losses in curves[label]]
+        line = f"{label:{width}s}  last-epoch loss per seed {' '.join(f'{v:.3f}' for v in last)}"
+        if len(last) > 1:
+            line += f" (range {max(last) - min(last):.3f})"
+        if label not in labels[:2]:
+            shares = []
+            for s, losses in enumerate(curves[label]):
+                gap = same[s][-1] - small[s][-1]
+                shares.append("no gap" if gap <= 0 else f"{(same[s][-1] - losses[-1]) / gap:.0%}")
+            line += f"; closed {', '.join(shares)} of the gap"
+        lines.append(line)
+    return lines
+
+
 # notebooks/05_tpu.ipynb, in 6. Step fusing: what `steps_per_execution` saves on JAX
 import time
 
@@ -17,20 +75,20 @@ STEPS_PER_EXECUTION = (1, 2, 8, 32)
 
 
 def fused_fit(build_model, steps_per_execution, x, y, *, batch_size, steps):
-    """Build a model that `fit` trains `steps_per_execution` steps per execution; return a function that trains it
-    `steps` more steps of `batch_size` on (x, y), repeated as needed, and returns their steps/s. Its first call
-    compiles the step (leave it untimed); later calls reuse it, so each one times steady steps only."""
+    """Build a model that `fit` trains `steps_per_execution` steps per execution; return a function
+    that trains it `steps` more steps of `batch_size` on (x, y), repeated as needed, and returns
+    their steps/s. Its first call compiles the step (leave it untimed); later calls reuse it, so
+    each one times steady steps only."""
     model = build_model()
     model.compile(
         optimizer="adam",
         loss=helpers.models.matching_loss(),
         steps_per_execution=steps_per_execution,
     )
-    repeats = -(-steps * batch_size // len(x))  # whole copies of the data, enough for the steps
-    x, y = (
-        np.concatenate([x] * repeats)[: steps * batch_size],
-        np.concatenate([y] * repeats)[: steps * batch_size],
-    )
+    examples = steps * batch_size
+    repeats = -(-examples // len(x))  # whole copies of the data, enough for the steps
+    x = np.concatenate([x] * repeats)[:examples]
+    y = np.concatenate([y] * repeats)[:examples]
 
     def steps_per_second():
         start = time.perf_counter()  # fit returns once its last loss is read: every step has run
@@ -40,9 +98,11 @@ def fused_fit(build_model, steps_per_execution, x, y, *, batch_size, steps):
     return steps_per_second
 
 
+# notebooks/05_tpu.ipynb, in 6. Step fusing: what `steps_per_execution` saves on JAX
 def per_call_model(rate_a, rate_b, n_a=2, n_b=8):
-    """Fit t(N) = c + o/N (seconds per step) through two measured rates (steps/s at N = n_a and n_b):
-    c = each step's own work, o = the fixed cost of one call (or execution). Returns (c, o)."""
+    """Fit t(N) = c + o/N (seconds per step) through two measured rates (steps/s at N = n_a and
+    n_b): c = each step's own work, o = the fixed cost of one call (or execution).
+    Returns (c, o)."""
     t_a, t_b = 1 / rate_a, 1 / rate_b
     o = (t_a - t_b) / (1 / n_a - 1 / n_b)
     return t_a - o / n_a, o
@@ -53,37 +113,108 @@ def predicted_rate(c, o, n):
     return 1 / (c + o / n)
 
 
+# notebooks/05_tpu.ipynb, in 6. Step fusing: what `steps_per_execution` saves on JAX
+import statistics
+
+from helpers.readings import verdict_of
+
+# The TensorFlow TPU guide (https://www.tensorflow.org/guide/tpu): steps_per_execution=50
+# "increases throughput by about 50%" for its small MNIST model on a TPU.
+PUBLISHED_TPU_GAIN = {"published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
+
+
+def fusing_rates(comparison):
+    """Steps/s at each setting of a compare() over them: the baseline's median, then that times
+    each reading's ratio (the median of per-round ratios, the gain the readings print)."""
+    base = statistics.median(comparison.readings[0].baseline_values)
+    return [base] + [base * reading.ratio for reading in comparison.readings]
+
+
+def fusing_gains(comparisons, values=STEPS_PER_EXECUTION):
+    """{label: (values, steps/s relative to the first value)} per compare(), and the published
+    TPU point."""
+    gains = {
+        label: (list(values), [1.0] + [reading.ratio for reading in comparison.readings])
+        for label, comparison in comparisons.items()
+    }
+    return gains | PUBLISHED_TPU_GAIN
+
+
+def beyond(reading, ceiling):
+    """Whether a reading's gain is above `ceiling` by the course's one rule (its per-round gains
+    against the A/A noise)."""
+    per_round = [gain / ceiling for gain in reading.per_round]
+    return verdict_of(per_round, reading.aa_ratios)[2] == "above"
+
+
+# notebooks/05_tpu.ipynb, in 6. Step fusing: what `steps_per_execution` saves on JAX
+def prediction_lines(comparison, values=STEPS_PER_EXECUTION):
+    """t(N) = c + o/N fitted on the two middle `values` (both run Keras's loop of steps, which N=1
+    does not), its prediction for the last beside the measured rate, gains relative to the first.
+    Returns (printed lines, predicted steps/s, measured / predicted); no prediction (None, None)
+    where the fit gives c <= 0, which no fixed cost per call explains."""
+    rates = fusing_rates(comparison)
+    (n_1, n_a, n_b, n_last), (rate_1, rate_a, rate_b, rate_last) = values, rates
+    c, o = per_call_model(rate_a, rate_b, n_a, n_b)
+    lines = [
+        f"fitted on N={n_a} ({rate_a:,.0f} steps/s) and N={n_b} ({rate_b:,.0f} steps/s): "
+        f"c = {c * 1e3:.2f} ms of work per step, o = {o * 1e3:.2f} ms per call"
+    ]
+    if c <= 0:
+        lines.append(
+            f"c <= 0: N={n_b} ran over {n_b // n_a}x N={n_a}'s rate, which no fixed cost per call "
+            "explains (noise, or a cost that shrinks faster than 1/N): no prediction"
+        )
+        return lines, None, None
+    predicted = predicted_rate(c, o, n_last)
+    ratio = rate_last / predicted
+    lines.append(
+        f"N={n_last}: predicted {predicted:,.0f} steps/s ({predicted / rate_1:.2f}x N={n_1}), "
+        f"measured {rate_last:,.0f} steps/s ({rate_last / rate_1:.2f}x); "
+        f"measured/predicted {ratio:.2f}"
+    )
+    if o <= 0:
+        lines.append(
+            f"o <= 0: N={n_b} was no faster than N={n_a} here: the model finds no fixed cost per "
+            f"call to remove, and predicts no gain past N={n_a} (with o < 0, a loss)"
+        )
+        return lines, predicted, ratio
+    ceiling = 1 / c / rate_1  # the gain as N grows without end: every call's fixed cost gone
+    line = f"the model's ceiling 1/c = {1 / c:,.0f} steps/s ({ceiling:.2f}x N={n_1})"
+    if beyond(comparison.readings[-1], ceiling):
+        line += "  <- BEATS THE MODEL'S CEILING: part of each step's cost shrinks with N too, "
+        line += "or the load changed"
+    return lines + [line], predicted, ratio
+
+
 # notebooks/05_tpu.ipynb, in The loop inside one compiled call: `jax.lax.scan`
 import jax
 
 
 def model_state(model):
-    """The arrays of a compiled model's weights and its optimizer's variables: what a stateless step carries."""
+    """The arrays of a compiled model's weights and its optimizer's variables: what a stateless
+    step carries."""
     if not model.optimizer.built:
-        model.optimizer.build(
-            model.trainable_variables
-        )  # its variables (Adam's moments, the step count) now
-    return tuple(
-        [v.value for v in variables]
-        for variables in (
-            model.trainable_variables,
-            model.non_trainable_variables,
-            model.optimizer.variables,
-        )
-    )
+        # its variables (Adam's moments, the step count) now
+        model.optimizer.build(model.trainable_variables)
+    owners = (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
+    return tuple([v.value for v in variables] for variables in owners)
 
 
 def write_state(model, state):
-    """Put the arrays of `state` (as model_state gives it) back into the model's and optimizer's variables."""
+    """Put the arrays of `state` (as model_state gives it) back into the model's and optimizer's
+    variables."""
     owners = (model.trainable_variables, model.non_trainable_variables, model.optimizer.variables)
     for variables, values in zip(owners, state):
         for variable, value in zip(variables, values):
             variable.assign(value)
 
 
+# notebooks/05_tpu.ipynb, in The loop inside one compiled call: `jax.lax.scan`
 def scan_train_function(model):
-    """One compiled function train(state, xs, ys) -> (state, losses) that runs one training step of the compiled
-    `model` per batch of the stacks xs, ys (batches, batch size, ...): jax.lax.scan loops inside the call."""
+    """One compiled function train(state, xs, ys) -> (state, losses) that runs one training step of
+    the compiled `model` per batch of the stacks xs, ys (batches, batch size, ...): jax.lax.scan
+    loops inside the call."""
 
     def step(state, batch):
         trainable, non_trainable, optimizer_variables = state
@@ -104,17 +235,17 @@ def scan_train_function(model):
     return jax.jit(lambda state, xs, ys: jax.lax.scan(step, state, (xs, ys)))
 
 
+# notebooks/05_tpu.ipynb, in The loop inside one compiled call: `jax.lax.scan`
 def stacked_trainer(model, steps_per_call):
-    """A function that trains `model` on stacked batches xs, ys, `steps_per_call` steps per compiled call, and
-    returns when every step has run."""
+    """A function that trains `model` on stacked batches xs, ys, `steps_per_call` steps per compiled
+    call, and returns when every step has run."""
     train = scan_train_function(model)  # compiled once per stack length, at its first call
 
     def train_all(xs, ys):
         state = model_state(model)
         for start in range(0, len(xs), steps_per_call):
-            state, _ = train(
-                state, xs[start : start + steps_per_call], ys[start : start + steps_per_call]
-            )
+            stack = slice(start, start + steps_per_call)
+            state, _ = train(state, xs[stack], ys[stack])
         write_state(model, jax.block_until_ready(state))
 
     return train_all

@@ -16,8 +16,9 @@ from helpers.images import IMAGE_SIZE
 
 
 def generator_dataset(paths, labels, size=IMAGE_SIZE, latency_s=0.0):
-    """The naive baseline: a Python generator opens and decodes each file with PIL, one at a time. It is one
-    sequential loop (from_generator asks it for one element after another), so more cores do not speed it up."""
+    """The naive baseline: a Python generator opens and decodes each file with PIL, one at a time.
+    It is one sequential loop (from_generator asks it for one element after another), so more
+    cores do not speed it up."""
     from PIL import Image
 
     def generate():
@@ -25,10 +26,8 @@ def generator_dataset(paths, labels, size=IMAGE_SIZE, latency_s=0.0):
             if latency_s:
                 time.sleep(latency_s)  # simulated storage latency (network disk, cloud bucket)
             with Image.open(path) as image:
-                pixels = (
-                    np.asarray(image.convert("RGB").resize((size, size)), dtype=np.float32) / 255.0
-                )
-            yield pixels, label
+                rgb = image.convert("RGB").resize((size, size))
+            yield np.asarray(rgb, dtype=np.float32) / 255.0, label
 
     spec = (tf.TensorSpec((size, size, 3), tf.float32), tf.TensorSpec((), tf.int64))
     return tf.data.Dataset.from_generator(generate, output_signature=spec)
@@ -39,26 +38,29 @@ import time
 
 import tensorflow as tf
 
-import helpers.errors
 from helpers.images import IMAGE_SIZE
 
 
 def label_from_path(path, class_names):
-    """The label is the index of the file's folder name in class_names: no hand-made one-hot table."""
+    """The label is the index of the file's folder name in class_names: no hand-made one-hot
+    table."""
     folder = tf.strings.split(path, "/")[-2]
     return tf.argmax(tf.cast(folder == tf.constant(class_names), tf.int64))
 
 
 def read_image(path, size=IMAGE_SIZE, latency_s=0.0):
-    """Read, decode and resize one image file inside the tf.data graph (no Python, no GIL, unless latency_s adds
-    a simulated wait)."""
-    if latency_s:  # simulated storage latency. The sleep releases the GIL, but numpy_function takes it to enter and
-        # leave Python: parallel calls overlap their waits, and queue for the GIL one at a time around them.
+    """Read, decode and resize one image file inside the tf.data graph (no Python, no GIL, unless
+    latency_s adds a simulated wait)."""
+    if latency_s:
+        # Simulated storage latency. The sleep releases the GIL, but numpy_function takes it to
+        # enter and leave Python: parallel calls overlap their waits, and queue for the GIL one at
+        # a time around them.
         tf.numpy_function(lambda: time.sleep(latency_s), [], [], stateful=True)
     image = tf.io.decode_jpeg(tf.io.read_file(path), channels=3)
     return tf.image.resize(image, (size, size)) / 255.0
 
 
+# notebooks/06_input_pipelines.ipynb, in 3. The same job in tf.data
 def file_dataset(
     paths,
     class_names,
@@ -73,20 +75,22 @@ def file_dataset(
 ):
     """Image files -> shuffled, decoded (image, label) pairs.
 
-    Without cache, the *paths* are shuffled before decoding (cheap strings, not images). With cache, the files are
-    decoded once in order, cached, and the cached images shuffled every epoch: whatever comes before cache() is
-    frozen, so the shuffle goes after it. io_threads sets a private thread pool for blocking reads (None: tf.data's
-    default, one thread per core). deterministic=False lets a parallel map hand over whichever element is ready
-    first (the same elements each epoch, in a different order), so one slow file does not hold up the rest.
+    Without cache, the *paths* are shuffled before decoding (cheap strings, not images). With
+    cache, the files are decoded once in order, cached, and the cached images shuffled every
+    epoch: whatever comes before cache() is frozen, so the shuffle goes after it. io_threads sets
+    a private thread pool for blocking reads (None: tf.data's default, one thread per core).
+    deterministic=False lets a parallel map hand over whichever element is ready first (the same
+    elements each epoch, in a different order), so one slow file does not hold up the rest.
     """
     ds = tf.data.Dataset.from_tensor_slices(list(paths))
     if not cache:
         ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
+
+    def decode(path):
+        return read_image(path, size, latency_s), label_from_path(path, class_names)
+
     calls = (io_threads or tf.data.AUTOTUNE) if parallel else None
-    ds = ds.map(
-        lambda p: (read_image(p, size, latency_s), label_from_path(p, class_names)),
-        num_parallel_calls=calls,
-    )
+    ds = ds.map(decode, num_parallel_calls=calls)
     if cache:
         ds = ds.cache().shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
     options = tf.data.Options()
@@ -97,40 +101,19 @@ def file_dataset(
 
 
 # notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
-import statistics
 import time
 
-import tensorflow as tf
-
 import helpers.errors
+from helpers.readings import examples_read
 
 
-def images_per_second(dataset, *, batches: int, warmup: int = 2, runs: int = 5) -> list[float]:
-    """Images/s of `runs` consecutive stretches of batches // runs batches each, from one iterator after `warmup`
-    untimed batches (start-up, the first pass of a cache): repeated measurements, so a reading can show its spread."""
-    helpers.errors.whole_number("images_per_second(runs=", runs, 1)
-    helpers.errors.whole_number("images_per_second(warmup=", warmup, 0)
-    helpers.errors.whole_number(
-        "images_per_second(batches=", batches, runs, hint=" (at least one batch per run)"
-    )
-    iterator = iter(dataset)
-    rates = []
-    for _ in range(warmup):
-        _next_images(iterator, warmup + batches)
-    for _ in range(runs):
-        images, start = 0, time.perf_counter()
-        for _ in range(batches // runs):
-            images += _next_images(iterator, warmup + batches)
-        rates.append(images / (time.perf_counter() - start))
-    return rates
-
-
-def rate_reader(dataset, *, batches: int, warmup: int = 2, fill: int = 0):
-    """A function for helpers.readings.compare(unit="images/s"): each call starts a new iterator over `dataset`,
-    takes `warmup` untimed batches (start-up), then `batches` timed ones, and returns their images/s. A new iterator
-    per call, dropped after it: a pipeline left running would keep filling its prefetch buffer while the other
-    variants are timed, and hand it over for free. The first call takes `fill` more batches first (a cache's first
-    pass: the in-memory cache outlives the iterator that filled it)."""
+def rate_reader(dataset, *, batches, warmup=2, fill=0):
+    """A function for helpers.readings.compare(unit="images/s"): each call starts a new iterator
+    over `dataset`, takes `warmup` untimed batches (start-up), then `batches` timed ones, and
+    returns their images/s. A new iterator per call, dropped after it: a pipeline left running
+    would keep filling its prefetch buffer while the other variants are timed, and hand it over
+    for free. The first call takes `fill` more batches first (a cache's first pass: the in-memory
+    cache outlives the iterator that filled it)."""
     helpers.errors.whole_number("rate_reader(batches=", batches, 1)
     helpers.errors.whole_number("rate_reader(warmup=", warmup, 0)
     helpers.errors.whole_number("rate_reader(fill=", fill, 0)
@@ -138,12 +121,11 @@ def rate_reader(dataset, *, batches: int, warmup: int = 2, fill: int = 0):
 
     def read():
         iterator = iter(dataset)
-        for _ in range(untimed[0]):
-            _next_images(iterator, untimed[0] + batches)
+        wanted = untimed[0] + batches
+        examples_read(iterator, untimed[0], wanted)
         untimed[0] = warmup
-        images, start = 0, time.perf_counter()
-        for _ in range(batches):
-            images += _next_images(iterator, warmup + batches)
+        start = time.perf_counter()
+        images = examples_read(iterator, batches, wanted)
         seconds = time.perf_counter() - start
         del iterator  # stops its background threads before the next variant is timed
         return images / seconds
@@ -151,20 +133,64 @@ def rate_reader(dataset, *, batches: int, warmup: int = 2, fill: int = 0):
     return read
 
 
-def _next_images(iterator, wanted):
-    try:
-        return int(tf.shape(tf.nest.flatten(next(iterator))[0])[0])
-    except StopIteration:
-        raise helpers.CourseError(
-            f"the dataset ran out before the {wanted} batches a reading takes; add .repeat() or ask for fewer batches."
-        ) from None
+# notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
+import tensorflow as tf
+
+LATENCY_S = 0.002  # simulated storage latency per file: a network disk, a cloud bucket, a Drive
+IO_THREADS = 32  # for blocking reads: many threads wait on storage at once while few cores decode
 
 
-def spread(values, unit: str = "images/s") -> str:
-    """'4,350 images/s (runs 3,900-4,600)': the median and the range of repeated measurements."""
-    form = "{:,.0f}" if max(values) >= 100 else "{:.2f}"
-    low, high = form.format(min(values)), form.format(max(values))
-    return f"{form.format(statistics.median(values))} {unit} (runs {low}-{high})"
+def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=4):
+    """{variant: function} for helpers.readings.compare(unit="images/s"): each way of reading the
+    files, with no model attached. Each call times `batches` batches of a new iterator over its
+    pipeline (rate_reader) and returns their images/s; the cached variant's first call fills it."""
+
+    def reader(ds, **kwargs):
+        return rate_reader(ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE), **kwargs)
+
+    def files(**kwargs):
+        return file_dataset(paths, class_names, latency_s=latency_s, **kwargs)
+
+    epoch = -(-len(paths) // batch)  # batches in one pass over the files
+    # With latency the generator crawls: a third of the batches, and none untimed (its start is
+    # small beside the waits).
+    slow = {"batches": max(1, batches // 3), "warmup": 0} if latency_s else {"batches": batches}
+    return {
+        "Python generator": reader(generator_dataset(paths, labels, latency_s=latency_s), **slow),
+        "tf.data, parallel map": reader(files(), batches=batches),
+        f"tf.data, {IO_THREADS} threads, any order": reader(
+            files(io_threads=IO_THREADS, deterministic=False), batches=batches
+        ),
+        "tf.data, cached": reader(
+            files(io_threads=IO_THREADS, cache=True), batches=batches, fill=epoch + 1
+        ),
+    }
+
+
+# notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
+from helpers.readings import compare
+
+
+def rates_of(comparison):
+    """{variant: its images/s in each round} of a compare() reading (the baseline's: both of its
+    runs per round)."""
+    first = comparison.readings[0]
+    rates = {first.baseline: list(first.baseline_values)}
+    return rates | {r.name: list(r.values) for r in comparison.readings}
+
+
+def pipeline_rates(
+    paths, labels, class_names, *, latency_s=0.0, batch=64, batches=20, rounds=5, record_as=False
+):
+    """{variant: images/s per round}: the variants timed in `rounds` rotating rounds against the
+    generator (compare), about `batches` timed batches each in all."""
+    per_call = max(1, batches // rounds)
+    readers = pipeline_readers(
+        paths, labels, class_names, latency_s=latency_s, batch=batch, batches=per_call
+    )
+    title = f"input pipelines, {latency_s * 1000:g} ms per file"
+    reading = compare(title, readers, rounds=rounds, unit="images/s", record_as=record_as)
+    return rates_of(reading)
 
 
 # notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
@@ -172,85 +198,14 @@ import time
 
 import tensorflow as tf
 
-from helpers.readings import compare
-
-LATENCY_S = 0.002  # simulated per-file storage latency: a network disk, a cloud bucket, a mounted Drive folder
-IO_THREADS = 32  # for blocking reads: many threads wait on storage at once while few cores decode
+from helpers.readings import input_reader
 
 
-def pipeline_readers(paths, labels, class_names, *, latency_s=0.0, batch=64, batches=4):
-    """{variant: function} for helpers.readings.compare(unit="images/s"): each way of reading the files, with no model
-    attached; each call times `batches` batches of a new iterator over its pipeline (rate_reader) and returns their
-    images/s. The cached variant's first call fills its cache."""
-
-    def batched(ds):
-        return ds.repeat().batch(batch).prefetch(tf.data.AUTOTUNE)
-
-    epoch = -(-len(paths) // batch)
-    return {
-        "Python generator": rate_reader(  # with latency it crawls: a third of the batches, none to start (its
-            batched(
-                generator_dataset(paths, labels, latency_s=latency_s)
-            ),  # start is small beside the waits)
-            batches=max(1, batches // 3) if latency_s else batches,
-            warmup=0 if latency_s else 2,
-        ),
-        "tf.data, parallel map": rate_reader(
-            batched(file_dataset(paths, class_names, latency_s=latency_s)), batches=batches
-        ),
-        f"tf.data, {IO_THREADS} threads, any order": rate_reader(
-            batched(
-                file_dataset(
-                    paths,
-                    class_names,
-                    latency_s=latency_s,
-                    io_threads=IO_THREADS,
-                    deterministic=False,
-                )
-            ),
-            batches=batches,
-        ),
-        "tf.data, cached": rate_reader(
-            batched(
-                file_dataset(
-                    paths, class_names, latency_s=latency_s, io_threads=IO_THREADS, cache=True
-                )
-            ),
-            batches=batches,
-            fill=epoch + 1,
-        ),
-    }
-
-
-def rates_of(comparison):
-    """{variant: its images/s in each round} of a compare() reading (the baseline's: both of its runs per round)."""
-    first = comparison.readings[0]
-    return {first.baseline: list(first.baseline_values)} | {
-        r.name: list(r.values) for r in comparison.readings
-    }
-
-
-def pipeline_rates(
-    paths, labels, class_names, *, latency_s=0.0, batch=64, batches=20, rounds=5, record_as=False
-):
-    """{variant: images/s per round}: the variants timed in `rounds` rotating rounds against the generator (compare),
-    about `batches` timed batches each in all."""
-    readers = pipeline_readers(
-        paths,
-        labels,
-        class_names,
-        latency_s=latency_s,
-        batch=batch,
-        batches=max(1, batches // rounds),
-    )
-    title = f"input pipelines, {latency_s * 1000:g} ms per file"
-    return rates_of(compare(title, readers, rounds=rounds, unit="images/s", record_as=record_as))
-
-
-def wait_only_rates(threads, latency_s, batch=64, batches=20):
-    """Images/s of the simulated storage wait alone (numpy_function + sleep: no file, no decoding) in `threads`
-    parallel calls. With nothing else in the way that would be threads / latency_s; the GIL, which numpy_function
-    takes to enter and leave Python around each sleep, and the cores the threads share, keep it lower."""
+def wait_only_rates(threads, latency_s, batch=64, batches=20, runs=5):
+    """Images/s, `runs` runs from one iterator, of the simulated storage wait alone (numpy_function
+    + sleep: no file, no decoding) in `threads` parallel calls. With nothing else in the way that
+    would be threads / latency_s; the GIL, which numpy_function takes to enter and leave Python
+    around each sleep, and the cores the threads share, keep it lower."""
 
     def wait(x):
         tf.numpy_function(lambda: time.sleep(latency_s), [], [], stateful=True)
@@ -259,10 +214,43 @@ def wait_only_rates(threads, latency_s, batch=64, batches=20):
     options = tf.data.Options()
     options.threading.private_threadpool_size = threads
     options.deterministic = False
-    ds = (
-        tf.data.Dataset.range(1)
-        .repeat()
-        .map(wait, num_parallel_calls=threads)
-        .with_options(options)
+    ds = tf.data.Dataset.range(1).repeat().map(wait, num_parallel_calls=threads)
+    ds = ds.with_options(options).batch(batch).prefetch(tf.data.AUTOTUNE)
+    read = input_reader(ds, batches=batches // runs)
+    return [read() for _ in range(runs)]
+
+
+# notebooks/06_input_pipelines.ipynb, in 4. Measured: generator vs tf.data, with and without storage latency
+import statistics
+
+from helpers.plots import bars
+from helpers.results import Result
+
+
+def as_runs(rate):
+    """A list of images/s: repeated runs as they are, a single rate as one run."""
+    return list(rate) if isinstance(rate, (list, tuple)) else [rate]
+
+
+def pipeline_result(rates):
+    """The table and bar chart of {latency in s: {variant: images/s per run}}, each variant against
+    the Python generator (medians); the whiskers span the runs."""
+    rows, runs = [], []
+    for latency, by_variant in rates.items():
+        generator = statistics.median(as_runs(by_variant["Python generator"]))
+        for name, rate in by_variant.items():
+            runs.append(as_runs(rate))
+            median = statistics.median(runs[-1])
+            rows.append(
+                [f"{latency * 1000:g} ms", name, round(median), round(median / generator, 1)]
+            )
+    labels = [name.replace(", ", "\n") + "\n" + latency for latency, name, _, _ in rows]
+    fig = bars(
+        labels,
+        [statistics.median(r) for r in runs],
+        errors=([min(r) for r in runs], [max(r) for r in runs]),
+        ylabel="images/s (log scale)",
+        log=True,
+        title="Reading and decoding image files, no model attached (whiskers: range of runs)",
     )
-    return images_per_second(ds.batch(batch).prefetch(tf.data.AUTOTUNE), batches=batches)
+    return Result("pipeline", ["latency", "variant", "images_per_s", "vs_generator"], rows, fig)

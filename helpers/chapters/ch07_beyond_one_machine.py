@@ -18,6 +18,19 @@ import helpers.processes
 RESTART_CODE = 42  # what multiworker.py exits with after a preemption checkpoint: "restart me"
 
 
+def worker_env(hosts, index):
+    """The environment of worker `index` of the cluster `hosts`: its TF_CONFIG, and two settings
+    for this demo."""
+    tf_config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
+    return {
+        **os.environ,
+        "TF_CONFIG": json.dumps(tf_config),
+        "CUDA_VISIBLE_DEVICES": "",  # CPU workers: two on one GPU would fight for its memory
+        "GCE_METADATA_IP": "127.0.0.1:9",  # tells PreemptionCheckpointHandler "not on Google Cloud"
+    }
+
+
+# notebooks/07_beyond_one_machine.ipynb, in 3. Two workers on this machine
 def run_workers(
     program,
     *args,
@@ -28,25 +41,20 @@ def run_workers(
     preempt_when=None,
     show_commands=False,
 ):
-    """Start `python program args...` as `workers` workers of one cluster on this machine, each with its own
-    TF_CONFIG, and wait for all of them. echo(index, line) sees every line a worker prints."""
+    """Start `python program args...` as `workers` workers of one cluster on this machine, each
+    with its own TF_CONFIG, and wait for all of them. echo(index, line) sees every line a worker
+    prints."""
     hosts = helpers.cluster.local_hosts(workers)  # "127.0.0.1:PORT", a free port for each worker
     with helpers.processes.Group() as group:  # however the block ends, no worker is left running
         for index in range(workers):
-            tf_config = {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}
             command = [sys.executable, str(program), *map(str, args)]
-            env = {
-                **os.environ,
-                "TF_CONFIG": json.dumps(tf_config),
-                "CUDA_VISIBLE_DEVICES": "",  # CPU workers: two on one GPU would fight for its memory
-                "GCE_METADATA_IP": "127.0.0.1:9",
-            }  # tells PreemptionCheckpointHandler "not on Google Cloud"
+            env = worker_env(hosts, index)
             if show_commands:
-                print(
-                    f"worker {index}: TF_CONFIG='{env['TF_CONFIG']}' python {shlex.join(command[1:])}"
-                )
+                shown = shlex.join(command[1:])
+                print(f"worker {index}: TF_CONFIG='{env['TF_CONFIG']}' python {shown}")
             group.start(command, env=env)
-        # If one worker fails, the others are stopped (they would wait for it forever) and an error says which.
+        # If one worker fails, the others are stopped (they would wait for it forever) and an
+        # error says which.
         return group.watch(
             echo=echo,
             kill_when=kill_when,

@@ -6,6 +6,12 @@ then run `make export` (tools/export.py); tests/tools/test_export.py fails while
 """
 
 
+# notebooks/08_profiling.ipynb, in 1. The profile reader: XProf
+# XProf reads the traces, TensorBoard shows them. pyproject.toml's `profile` extra holds the same
+# pins (a test keeps them equal).
+PROFILE_REQUIREMENTS = ("xprof==2.22.2", "tensorboard>=2.20")
+
+
 # notebooks/08_profiling.ipynb, in 2. The case: chapter 6's naive pipeline feeding a small model
 import keras
 import tensorflow as tf
@@ -20,7 +26,7 @@ from helpers.chapters.ch06_input_pipelines import (
 
 
 def small_convnet(num_classes, size=helpers.images.IMAGE_SIZE):
-    """A small image classifier, light enough that a CPU trains it faster than a naive pipeline reads files."""
+    """A small image classifier: a CPU trains it faster than a naive pipeline reads files."""
     model = keras.Sequential(
         [
             keras.Input((size, size, 3)),
@@ -35,13 +41,13 @@ def small_convnet(num_classes, size=helpers.images.IMAGE_SIZE):
 
 
 def naive_pipeline(paths, labels, class_names, batch=32):
-    """Chapter 6's baseline: a Python generator reads one file at a time (2 ms simulated storage latency each)."""
+    """Chapter 6's baseline: a Python generator reads one file at a time, each waiting LATENCY_S."""
     return generator_dataset(paths, labels, latency_s=LATENCY_S).batch(batch).repeat()
 
 
 def fixed_pipeline(paths, labels, class_names, batch=32):
-    """Chapter 6's fix: tf.data reads many files at once, in any order, and prepares the next batches while the
-    model trains on this one."""
+    """Chapter 6's fix: tf.data reads many files at once, in any order, and prepares the next
+    batches while the model trains on this one."""
     ds = file_dataset(
         paths, class_names, latency_s=LATENCY_S, io_threads=IO_THREADS, deterministic=False
     )
@@ -49,15 +55,9 @@ def fixed_pipeline(paths, labels, class_names, batch=32):
 
 
 # notebooks/08_profiling.ipynb, in 4. Mark the steps
-import keras
-import tensorflow as tf
-
-
 class ProfileSteps(keras.callbacks.Callback):
-    """Profiles training batches `first`..`last` (counted from 1 over the whole fit) into `logdir`, each marked as
-    one step the way the TensorFlow docs mark a custom loop's steps: `Trace("train", step_num=..., _r=1)`.
-    Keras's TensorBoard(profile_batch=...) marks its profiled batches without `_r=1`, and XProf's step-time
-    analysis then finds no steps."""
+    """Profiles batches `first`..`last` (from 1, over the whole fit) into `logdir` and marks each as
+    a step with `Trace("train", step_num=n, _r=1)`, the root marker Keras's callback leaves out."""
 
     def __init__(self, logdir, first=3, last=8):
         super().__init__()
@@ -69,9 +69,8 @@ class ProfileSteps(keras.callbacks.Callback):
         if self.batches == self.first:
             try:
                 tf.profiler.experimental.start(self.logdir)
-            except (
-                tf.errors.AlreadyExistsError
-            ):  # left running by an interrupted cell: drop it, start afresh
+            except tf.errors.AlreadyExistsError:
+                # left running by an interrupted cell: drop it, start afresh
                 tf.profiler.experimental.stop(save=False)
                 tf.profiler.experimental.start(self.logdir)
             self.running = True
@@ -80,28 +79,30 @@ class ProfileSteps(keras.callbacks.Callback):
             self.step.__enter__()
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.step is not None:
-            self.step.__exit__(None, None, None)
-            self.step = None
+        self.close_step()
         if self.running and self.batches == self.last:
             self.on_train_end()
 
     def on_train_end(self, logs=None):  # also when fit ends before `last`: keep what was captured
-        if self.step is not None:  # a batch that failed: close its step marker
-            self.step.__exit__(None, None, None)
-            self.step = None
+        self.close_step()  # after a batch that failed, its step marker is still open
         if self.running:
             tf.profiler.experimental.stop()
             self.running = False
 
+    def close_step(self):
+        if self.step is not None:
+            self.step.__exit__(None, None, None)
+            self.step = None
 
+
+# notebooks/08_profiling.ipynb, in 4. Mark the steps
 def profile_fit(model, dataset, logdir, *, first=3, last=8):
-    """Train for `last` batches and profile batches first..last. The first batches are left out: they trace and
-    compile the step function, which is not the steady state you want to optimise."""
+    """Train for `last` batches and profile batches first..last. The first batches are left out:
+    they trace and compile the step function, which is not the steady state you want to optimise."""
     profiling = ProfileSteps(logdir, first, last)
     try:
         model.fit(dataset, steps_per_epoch=last, epochs=1, verbose=0, callbacks=[profiling])
-    finally:  # a failing fit skips on_train_end: stop the profiler anyway, so that it does not outlive the cell
+    finally:  # a failing fit skips on_train_end: stop the profiler so it does not outlive the cell
         profiling.on_train_end()
 
 
@@ -117,27 +118,27 @@ def xplane_files(logdir) -> list[str]:
     root = Path(logdir)
     if not root.is_dir():
         raise helpers.CourseError(
-            f"read the profile of {str(logdir)!r}: there is no such folder. Pass the log_dir given to the TensorBoard "
-            "callback (or to tf.profiler.experimental.start)."
+            f"read the profile of {str(logdir)!r}: there is no such folder. Pass the log_dir given "
+            "to the TensorBoard callback (or to tf.profiler.experimental.start)."
         )
-    captures = sorted(
-        {path.parent for path in root.rglob("*.xplane.pb")}, key=lambda folder: folder.name
-    )
+    # a capture's folder is named by its start time: the last name is the newest capture
+    captures = sorted({path.parent for path in root.rglob("*.xplane.pb")}, key=lambda p: p.name)
     if not captures:
         raise helpers.CourseError(
-            f"read the profile of {str(logdir)!r}: the folder holds no trace (*.xplane.pb). Capture one first: "
-            "fit with TensorBoard(log_dir, profile_batch=(first, last)) and train past batch `last`."
+            f"read the profile of {str(logdir)!r}: the folder holds no trace (*.xplane.pb). "
+            "Capture one first: fit with TensorBoard(log_dir, profile_batch=(first, last)) "
+            "and train past batch `last`."
         )
-    return sorted(
-        str(path) for path in captures[-1].glob("*.xplane.pb")
-    )  # folders are named by capture time
+    return sorted(str(path) for path in captures[-1].glob("*.xplane.pb"))
 
 
+# notebooks/08_profiling.ipynb, in 5. Read the profile with code
 def xprof_view(logdir, tool: str):
-    """One of XProf's views of the newest trace, as the JSON its web page draws: a list of Google Charts tables,
-    each {"cols": [...], "rows": [...], "p": {properties}}. This JSON is XProf's internal format, not an API.
-    `_pywrap_profiler_plugin` is XProf's converter itself (C++, called through ctypes); the public-looking
-    `raw_to_tool_data` around it also loads XProf's protobuf code, which needs protobuf >= 6.31 (Colab: 5.29.6)."""
+    """One of XProf's views of the newest trace, as the JSON its web page draws: a list of Google
+    Charts tables, each {"cols": [...], "rows": [...], "p": {properties}}. This JSON is XProf's
+    internal format, not an API. `_pywrap_profiler_plugin` is XProf's converter itself (C++, called
+    through ctypes); the public-looking `raw_to_tool_data` around it also loads XProf's protobuf
+    code, which needs protobuf >= 6.31 (Colab: 5.29.6)."""
     from xprof.convert import _pywrap_profiler_plugin
 
     data, converted = _pywrap_profiler_plugin.xspace_to_tools_data(
@@ -151,7 +152,9 @@ def xprof_view(logdir, tool: str):
     return json.loads(data)
 
 
-# The parts of a step in XProf's input-pipeline analysis (its step-time table's properties), in ms per step.
+# notebooks/08_profiling.ipynb, in 5. Read the profile with code
+# The parts of a step in XProf's input-pipeline analysis (its step-time table's properties),
+# in ms per step.
 STEP_PARTS = {
     "input": "infeed",
     "host compute": "host_compute",
@@ -166,11 +169,9 @@ STEP_PARTS = {
 
 
 def step_breakdown(logdir) -> dict:
-    """Average step time and its parts in ms, the number of steps, each step's time (their spread), and XProf's own
-    conclusion."""
-    step_table = xprof_view(logdir, "input_pipeline_analyzer")[
-        1
-    ]  # table 1: the step-time breakdown, a row a step
+    """Average step time and its parts in ms, the number of steps, each step's time (their spread),
+    and XProf's own conclusion."""
+    step_table = xprof_view(logdir, "input_pipeline_analyzer")[1]  # table 1: a row per step
     summary = step_table["p"]
     parts = {name: float(summary[f"{key}_time_ms_avg"]) for name, key in STEP_PARTS.items()}
     column = [col["id"] for col in step_table["cols"]].index("stepTimeMs")
@@ -183,6 +184,7 @@ def step_breakdown(logdir) -> dict:
     }
 
 
+# notebooks/08_profiling.ipynb, in 5. Read the profile with code
 def verdict(breakdown: dict) -> str:
     """One line: is the step waiting for data? The largest part of the step is the bottleneck."""
     if not breakdown["steps"]:
@@ -192,35 +194,39 @@ def verdict(breakdown: dict) -> str:
     waiting = 100 * parts["input"] / breakdown["step ms"]
     if largest == "input":
         return f"input-bound: {waiting:.0f}% of the step waits for data"
-    return (
-        f"{largest}-bound: {100 * parts[largest] / breakdown['step ms']:.0f}% of the step is {largest}, "
-        f"{waiting:.0f}% waits for data"
-    )
+    share = 100 * parts[largest] / breakdown["step ms"]
+    return f"{largest}-bound: {share:.0f}% of the step is {largest}, {waiting:.0f}% waits for data"
 
 
+# notebooks/08_profiling.ipynb, in 5. Read the profile with code
 def top_ops(logdir, count: int = 5) -> list[tuple]:
-    """The TensorFlow ops with the most self time (their own time, without the ops they call), summed over every
-    thread and every profiled step, from XProf's framework-op statistics: (where, op type, op name (its last three
-    parts), self ms, % of all self time on that host or device)."""
+    """The TensorFlow ops with the most self time (their own time, without the ops they call),
+    summed over every thread and every profiled step, from XProf's framework-op statistics:
+    (where, op type, op name (its last three parts), self ms, % of all self time on that host or
+    device)."""
     table = xprof_view(logdir, "framework_op_stats")[0]
     column = {col["id"]: i for i, col in enumerate(table["cols"])}
     rows = [[cell["v"] for cell in row["c"]] for row in table["rows"]]
     rows = [r for r in rows if r[column["type"]] != "IDLE"]
     rows.sort(key=lambda r: -r[column["total_self_time"]])
-    return [
-        (
-            r[column["host_or_device"]],
-            r[column["type"]],
-            "/".join(r[column["operation"]].split("/")[-3:]),
-            round(r[column["total_self_time"]] / 1000, 2),
-            round(
-                100
-                * max(
-                    r[column["host_total_self_time_percent"]],
-                    r[column["device_total_self_time_percent"]],
-                ),
-                1,
-            ),
-        )
-        for r in rows[:count]
-    ]
+    top = []
+    for r in rows[:count]:
+        where, op_type = r[column["host_or_device"]], r[column["type"]]
+        name = "/".join(r[column["operation"]].split("/")[-3:])
+        self_ms = round(r[column["total_self_time"]] / 1000, 2)
+        share = max(r[column[f"{side}_total_self_time_percent"]] for side in ("host", "device"))
+        top.append((where, op_type, name, self_ms, round(100 * share, 1)))
+    return top
+
+
+# notebooks/08_profiling.ipynb, in 6. Fix, profile again, compare
+import helpers.plots
+
+
+def breakdown_figure(breakdowns: dict):
+    """Each pipeline's average step ({name: step_breakdown(...)}), split into its parts."""
+    return helpers.plots.stacked_bars(
+        {name: {part: b[part] for part in STEP_PARTS} for name, b in breakdowns.items()},
+        xlabel="ms per step (average of the profiled steps)",
+        title="Where a training step's time goes, read from the profile",
+    )

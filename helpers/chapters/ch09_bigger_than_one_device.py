@@ -8,8 +8,9 @@ then run `make export` (tools/export.py); tests/tools/test_export.py fails while
 
 # notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
 def is_out_of_memory(err: BaseException) -> bool:
-    """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ..."); JAX raises a
-    JaxRuntimeError whose message starts with RESOURCE_EXHAUSTED; Python's own is MemoryError."""
+    """TensorFlow raises tf.errors.ResourceExhaustedError ("OOM when allocating tensor ...");
+    JAX raises a JaxRuntimeError whose message starts with RESOURCE_EXHAUSTED; Python's own is
+    MemoryError."""
     return (
         type(err).__name__ == "ResourceExhaustedError"
         or "RESOURCE_EXHAUSTED" in str(err)
@@ -17,10 +18,11 @@ def is_out_of_memory(err: BaseException) -> bool:
     )
 
 
+# notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
 def largest_batch(try_batch, start=8, limit=4096):
-    """The largest of start, 2*start, 4*start, ... up to `limit` for which `try_batch(batch)` (one training step at
-    that batch size) runs without running out of memory; None when even `start` does not fit. Any other error is
-    raised as it is: only out-of-memory means "too big"."""
+    """The largest of start, 2*start, 4*start, ... up to `limit` for which `try_batch(batch)` (one
+    training step at that batch size) runs without running out of memory; None when even `start`
+    does not fit. Any other error is raised as it is: only out-of-memory means "too big"."""
     fits, batch = None, start
     while batch <= limit:
         try:
@@ -28,6 +30,56 @@ def largest_batch(try_batch, start=8, limit=4096):
         except Exception as err:
             if not is_out_of_memory(err):
                 raise
-            break  # memory is freed when the failed step's tensors go; in TensorFlow, keras.backend.clear_session()
+            # the failed step's memory goes with its tensors (TensorFlow: also
+            # keras.backend.clear_session())
+            break
         fits, batch = batch, batch * 2
     return fits
+
+
+# notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
+import math
+
+BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int32": 4, "int64": 8}
+
+
+def variable_bytes(variable) -> int:
+    return math.prod(variable.shape) * BYTES[variable.dtype]
+
+
+def fixed_bytes(model) -> dict[str, int]:
+    """The bytes a training step holds whatever the batch: the weights, one gradient per trainable
+    weight, and the optimizer's variables (Adam: two moments per trainable weight; with
+    gradient_accumulation_steps, one accumulator per trainable weight too)."""
+    if not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)  # what fit() does before its first step
+    return {
+        "weights": sum(variable_bytes(w) for w in model.weights),
+        "gradients": sum(variable_bytes(w) for w in model.trainable_weights),
+        "optimizer": sum(variable_bytes(v) for v in model.optimizer.variables),
+    }
+
+
+# notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
+def activation_bytes_per_example(model) -> int:
+    """Bytes of float32 layer outputs, and their gradients, that one example adds to a step."""
+    numbers = sum(math.prod(d for d in layer.output.shape[1:] if d) for layer in model.layers)
+    return 2 * 4 * numbers
+
+
+# notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
+def needed_mb(model, batch: int) -> float:
+    """The memory one training step at `batch` needs by this count, in MB."""
+    return (sum(fixed_bytes(model).values()) + batch * activation_bytes_per_example(model)) / 1e6
+
+
+# notebooks/09_bigger_than_one_device.ipynb, in 1. Out of memory: what it looks like, what to do
+from helpers.memory import simulated_memory
+
+
+def simulated_device(model, step, memory_mb: float):
+    """A `try_batch(batch)` for largest_batch(): a device of `memory_mb` MB that raises a
+    ResourceExhaustedError when needed_mb(model, batch) exceeds it, and otherwise runs
+    `step(batch)` (None: no step, only the count)."""
+    fixed = sum(fixed_bytes(model).values())
+    return simulated_memory(fixed, activation_bytes_per_example(model), memory_mb, step)

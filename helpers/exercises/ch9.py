@@ -31,7 +31,7 @@ class _TooManyTries(BaseException):
 def _trial(search, fits, start=8, limit=4096):
     """Run the learner's search on a simulated device that fits up to `fits` examples; return (answer, tries).
     Raises _TooManyTries past MOST_TRIES tries (an endless loop would hang the check)."""
-    from helpers.bench.ch09_bigger_than_one_device import simulated_memory
+    from helpers.memory import simulated_memory
 
     per_example = 1e6  # 1 MB per example and 0.5 MB fixed: `fits` examples need fits + 0.5 MB, one more does not fit
     memory_mb = 0.1 if fits is None else fits + 0.75
@@ -62,7 +62,7 @@ def _exact_largest_batch(answer):
         return "pass your function itself, without calling it: exact_largest_batch, not exact_largest_batch(...)."
     # Doubling from 8 to 4096 tries 10 sizes, halving the gap it leaves (up to 2048) 11 more; 2 spare.
     most = math.ceil(math.log2(4096 / 8)) + 1 + math.ceil(math.log2(4096 / 2)) + 2
-    from helpers.bench.ch09_bigger_than_one_device import ResourceExhaustedError
+    from helpers.memory import ResourceExhaustedError
 
     for fits in EXACT_CASES:
         try:

@@ -86,6 +86,24 @@ def test_the_ceiling_sweep_goes_on_only_while_it_climbs():
     assert set(points) == {16, 32}
 
 
+def test_the_roofline_bound_is_the_larger_time_and_names_its_term():
+    assert ch2.roofline_bound(1e6, 12e6, peak=1e12, bandwidth=1e11) == (1.2e-4, "memory")
+    assert ch2.roofline_bound(2e9, 1e6, peak=1e12, bandwidth=1e11) == (2e-3, "compute")
+
+
+def test_time_product_times_the_product_it_names():
+    timing = ch2.time_product(8, 4, 2, repeats=2)
+    assert timing.name == "8x4 @ 4x2" and len(timing.times) == 2 and timing.min > 0
+
+
+def test_dense_stack_memory_keeps_state_in_float32_and_activations_in_the_compute_dtype():
+    params = 2 * 100 * 101
+    memory = ch2.dense_stack_memory(2, 100, tokens=32, policy="mixed_bfloat16", optimizer="momentum",
+                                    accumulation_steps=2)
+    assert memory == {"weights": 4 * params, "gradients": 4 * params, "optimizer": 4 * params,
+                      "accumulators": 4 * params, "activations": 2 * 100 * 2 * 32 / 2}
+
+
 def test_the_estimates_update_reads_the_gradient():
     memory_bound = ch2.estimate(1, 100, 1, optimizer="adam", peak_flops=1e15, bandwidth=1e9)
     params = 100 * 101

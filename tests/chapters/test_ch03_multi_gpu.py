@@ -1,6 +1,6 @@
-"""Chapter 3's experiment code: the terminal sweep's point reports its spread; section 7's in-process measurements
-count the dense gradients and the embedding's rows apart, and time steady epochs. The folded notes' claims (the
-notebook does not run their code): a softmax output with from_logits=True, and what fails on logical CPUs."""
+"""Chapter 3's code: the terminal sweep's point reports its spread (helpers.bench); the cells the notebook exports
+(helpers.chapters.ch03_multi_gpu). The folded notes' claims (the notebook does not run their code): a softmax output
+with from_logits=True, and what fails on logical CPUs. Section 7's timing: tests/unit/test_replica_timing.py."""
 
 import warnings
 
@@ -10,6 +10,7 @@ from conftest import run_python
 
 from helpers import data
 from helpers.bench import ch03_multi_gpu
+from helpers.chapters.ch03_multi_gpu import cross_device_op, one_weight_model
 
 
 @pytest.fixture
@@ -33,41 +34,17 @@ def test_replica_throughput_reports_the_median_and_the_spread_of_its_timed_epoch
     assert point["first_epoch_s"] > 0
 
 
-# Section 7's in-process measurements ----------------------------------------------------------------------------
+# The chapter's exported cells ------------------------------------------------------------------------------------
 
-def cpu0():
-    import tensorflow as tf
-
-    return [tf.config.list_logical_devices("CPU")[0].name]
-
-
-def test_exchange_seconds_counts_the_dense_gradients_and_the_embedding_rows_apart():
-    from helpers.chapters.ch01_single_gpu import reuters_conv1d
-
-    model = reuters_conv1d()
-    parts = ch03_multi_gpu.exchange_seconds(ch03_multi_gpu.mirrored(cpu0()), model, 32, calls=2, rounds=2)
-    # C2-F1: of 332,856 parameters, the embedding's 216,874 are not exchanged as such: only the rows the batch used.
-    assert parts["dense_values"] == 332_856 - 216_874 == 115_982
-    assert parts["sparse_rows"] == 32 * 300 and parts["sparse_values"] == 32 * 300 * 7
-    assert all(parts[key] >= 0 for key in ("dense", "sparse", "both"))
+def test_cross_device_op_names_no_all_reduce_for_one_device_and_reduction_to_one_device_between_cpus():
+    assert cross_device_op(["/device:CPU:0"]) is None
+    assert type(cross_device_op(["/device:CPU:0", "/device:CPU:1"])).__name__ == "ReductionToOneDevice"
 
 
-def test_samples_per_second_times_steady_epochs_of_the_model_it_built():
-    rng = np.random.default_rng(0)
-    x, y = rng.integers(1, 100, size=(64, 300)), rng.integers(0, 46, size=64)
-    run = ch03_multi_gpu.samples_per_second(ch03_multi_gpu.mirrored(cpu0()), ch03_multi_gpu.one_weight_model, x, y,
-                                            8, steps=3)
-    assert run.global_batch == 8 and run.model.count_params() == 46 + 46  # the empty step: one input column
-    assert run() > 0
-
-
-def test_mirrored_without_devices_is_a_course_error():
-    from helpers.errors import CourseError
-
-    with pytest.raises(CourseError, match="at least one device"):
-        ch03_multi_gpu.mirrored([])
-    assert ch03_multi_gpu.cross_device_op(cpu0()) is None
-    assert type(ch03_multi_gpu.cross_device_op(["/device:CPU:0", "/device:CPU:1"])).__name__ == "ReductionToOneDevice"
+def test_the_empty_steps_model_has_one_weight_and_one_bias_per_class():
+    model = one_weight_model()
+    assert model.count_params() == 46 + 46
+    assert model(np.ones((2, 300), "int32")).shape == (2, 46)
 
 
 # The notes section 3 and section 6 fold away: what they say, checked on the installed versions -------------------

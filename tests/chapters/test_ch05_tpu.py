@@ -1,9 +1,7 @@
-"""Chapter 5's measurements and what the notebook prints from them (spreads, the overhead model's prediction); the
-verdicts themselves are helpers.readings' (tests/unit/test_readings.py)."""
+"""Chapter 5's measurements and what the notebook prints from them (spreads, the overhead model's prediction), and
+its benchmark; the verdicts themselves, the spreads and the input reader are helpers.readings'
+(tests/unit/test_readings.py)."""
 
-import itertools
-
-import numpy as np
 import pytest
 from conftest import run_python
 
@@ -48,7 +46,7 @@ def test_per_call_model_recovers_c_and_o_from_two_rates_and_predicts_a_third():
 def test_prediction_lines_fit_the_two_looped_settings_only():
     rate = looped(0.002, 0.006)
     # N=1 runs no loop: a rate off the model must not move the prediction
-    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 450.0))
+    lines, predicted, ratio = taught.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 450.0))
     assert predicted == pytest.approx(rate(32))
     assert ratio == pytest.approx(450.0 / predicted)
     assert lines[0] == ("fitted on N=2 (200 steps/s) and N=8 (364 steps/s): c = 2.00 ms of work per step, "
@@ -61,9 +59,9 @@ def test_prediction_lines_fit_the_two_looped_settings_only():
 
 def test_a_gain_above_the_models_ceiling_is_flagged():
     rate = looped(0.002, 0.006)
-    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 600.0))  # 3x: 20% above 2.5x
+    lines, _, _ = taught.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 600.0))  # 3x: 20% above 2.5x
     assert lines[2].startswith("the model's ceiling 1/c = 500 steps/s (2.50x N=1)  <- BEATS THE MODEL'S CEILING")
-    within, _, _ = ch05_tpu.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 520.0))  # within 5%: noise
+    within, _, _ = taught.prediction_lines(fake_comparison(200.0, rate(2), rate(8), 520.0))  # within 5%: noise
     assert within[2] == "the model's ceiling 1/c = 500 steps/s (2.50x N=1)"
 
 
@@ -73,27 +71,27 @@ def test_fusing_rates_follow_the_readings_ratios_not_the_ratio_of_medians():
                                                         r.values, r.baseline_values, r.per_round, r.aa_ratios)
                                                 for r in comparison.readings),
                         comparison.band, comparison.rounds)
-    assert ch05_tpu.fusing_rates(skewed) == pytest.approx([100.0, 132.0, 165.0, 220.0])
+    assert taught.fusing_rates(skewed) == pytest.approx([100.0, 132.0, 165.0, 220.0])
 
 
 def test_prediction_lines_say_when_fusing_showed_no_per_call_cost():
-    lines, _, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 100.0, 95.0, 101.0))
+    lines, _, _ = taught.prediction_lines(fake_comparison(100.0, 100.0, 95.0, 101.0))
     assert lines[-1].startswith("o <= 0: N=8 was no faster than N=2 here")
 
 
 def test_prediction_lines_predict_nothing_when_the_fit_gives_no_work_per_step():
     # N=8 at over 4x N=2's rate: t(2) = c + o/2 and t(8) = c + o/8 give c <= 0, which no fixed cost per call explains
-    lines, predicted, ratio = ch05_tpu.prediction_lines(fake_comparison(100.0, 100.0, 450.0, 900.0))
+    lines, predicted, ratio = taught.prediction_lines(fake_comparison(100.0, 100.0, 450.0, 900.0))
     assert (predicted, ratio) == (None, None)
     assert lines[-1].startswith("c <= 0: N=8 ran over 4x N=2's rate") and lines[-1].endswith("no prediction")
     assert len(lines) == 2
 
 
 def test_fusing_gains_are_the_readings_ratios_plus_the_published_point():
-    gains = ch05_tpu.fusing_gains({"one device": fake_comparison(100.0, 120.0, 150.0, 200.0)})
+    gains = taught.fusing_gains({"one device": fake_comparison(100.0, 120.0, 150.0, 200.0)})
     assert gains == {"one device": ([1, 2, 8, 32], [1.0, 1.2, 1.5, 2.0]),
                      "published: TF TPU guide, MNIST on a TPU": ([50], [1.5])}
-    assert ch05_tpu.fusing_rates(fake_comparison(100.0, 120.0, 150.0, 200.0)) == pytest.approx(
+    assert taught.fusing_rates(fake_comparison(100.0, 120.0, 150.0, 200.0)) == pytest.approx(
         [100.0, 120.0, 150.0, 200.0])
 
 
@@ -189,7 +187,7 @@ def test_step_fusing_benchmark_compares_the_settings_on_one_device(monkeypatch, 
                                ["one device", 2, 120.0, 1.2, "above", None],
                                ["one device", 8, 150.0, 1.5, "above", None]]
     assert result.rows[3][:5] == ["one device", 32, 160.0, 1.6, "above"]
-    _, predicted, _ = ch05_tpu.prediction_lines(fake_comparison(100.0, 120.0, 150.0, 160.0))
+    _, predicted, _ = taught.prediction_lines(fake_comparison(100.0, 120.0, 150.0, 160.0))
     assert result.rows[3][5] == round(predicted, 1)
     assert len(result.rows) == 4
     calls.clear()
@@ -197,58 +195,29 @@ def test_step_fusing_benchmark_compares_the_settings_on_one_device(monkeypatch, 
     assert calls[0][4] == 1024  # full mode: longer fits
 
 
-# ---------------------------------------------------------------------------- pipelines, seeds, the ResNet step
-
-
-def batches_of(count, size=8):
-    """A plain Python generator of `count` (images, labels) batches of `size`, as chapter 5 feeds the reader."""
-    for _ in range(count):
-        yield np.zeros((size, 4, 4, 3), "float32"), np.zeros(size, "int64")
-
-
-def test_pipeline_reader_reads_a_generator_and_explains_when_it_runs_out():
-    read = ch05_tpu.pipeline_reader(batches_of(8), batches=3)
-    assert read() > 0 and read() > 0  # 2 untimed + 3, then 3: all 8 batches, one iterator throughout
-    with pytest.raises(helpers.CourseError, match="ran out within 2 \\+ 3 batches or on a later call"):
-        read()
-    first = ch05_tpu.pipeline_reader(batches_of(4), batches=3)  # 2 untimed + 3 > 4: the first call runs out
-    with pytest.raises(helpers.CourseError, match="add .repeat\\(\\) or ask for fewer batches"):
-        first()
-
-
-def test_pipeline_reader_counts_the_examples_it_reads(monkeypatch):
-    ticks = itertools.count()
-    monkeypatch.setattr(ch05_tpu.time, "perf_counter", lambda: next(ticks) * 0.25)  # each reading 0.25 s later
-    read = ch05_tpu.pipeline_reader(batches_of(5, size=16), batches=3)
-    assert read() == pytest.approx(3 * 16 / 0.25)  # 3 batches of 16 between two readings; the 2 warm-up ones not
-
-
-@pytest.mark.parametrize("batches", [0, 2.5, True])
-def test_pipeline_reader_wants_a_whole_number_of_batches(batches):
-    with pytest.raises(helpers.CourseError, match="pipeline_reader\\(batches="):
-        ch05_tpu.pipeline_reader(batches_of(8), batches=batches)
+# ---------------------------------------------------------------------------- seeds, the ResNet step
 
 
 def test_seed_lines_give_numbers_per_seed_and_no_verdict():
     curves = {"small": [[3.0, 2.0, 1.0], [3.0, 2.2, 1.2]],
               "same": [[3.5, 3.0, 2.0], [3.5, 3.2, 2.2]],
               "scaled": [[3.5, 2.5, 1.5], [3.5, 2.7, 1.9]]}
-    lines = ch05_tpu.seed_lines(curves)
+    lines = taught.seed_lines(curves)
     assert lines[0] == "small   last-epoch loss per seed 1.000 1.200 (range 0.200)"
     assert lines[2] == "scaled  last-epoch loss per seed 1.500 1.900 (range 0.400); closed 50%, 30% of the gap"
     assert not any(word in " ".join(lines) for word in ("noise", "above", "below", "lower than"))
     with pytest.raises(helpers.CourseError, match="small batch's curves"):
-        ch05_tpu.seed_lines({"small": [[1.0]]})
+        taught.seed_lines({"small": [[1.0]]})
 
 
 def test_step_readings_time_the_steady_step_in_milliseconds():
     timer = helpers.timing.EpochTimer()
     timer.epoch_seconds = [4.0, 0.2, 0.24, 0.22]
-    lines = ch05_tpu.step_readings(timer, steps=4, samples_per_step=16)
+    lines = taught.step_readings(timer, steps=4, samples_per_step=16)
     assert lines[0] == "first epoch (tracing/compiling + 4 step(s)): 4.00 s, 18.2x a steady epoch"
-    assert lines[1] == "steady step: median 55.0 ms (range 50.0-60.0, 3 runs) over 3 epochs of 4 step(s)"
-    assert lines[2].startswith("steady throughput: median 291 images/s (range 267-320")
+    assert lines[1] == "steady step: median 55.0 ms, range 50.0-60.0, over 3 epochs of 4 step(s)"
+    assert lines[2] == "steady throughput: median 291 images/s, range 267-320"
     assert lines[3] == "one-time cost of the first epoch: about 3.78 s"
     timer.epoch_seconds = [4.0]
     with pytest.raises(helpers.CourseError, match="train at least 2 epochs"):
-        ch05_tpu.step_readings(timer, steps=4, samples_per_step=16)
+        taught.step_readings(timer, steps=4, samples_per_step=16)

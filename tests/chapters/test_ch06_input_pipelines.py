@@ -1,4 +1,3 @@
-import os
 import pathlib
 
 import numpy as np
@@ -7,7 +6,7 @@ import tensorflow as tf
 
 import helpers
 from helpers import images
-from helpers.bench import ch06_input_pipelines as experiments
+from helpers.bench import ch06_input_pipelines as bench
 from helpers.chapters import ch06_input_pipelines as pipelines
 
 
@@ -115,35 +114,29 @@ def test_rate_reader_starts_a_new_iterator_per_call_and_fills_only_once():
         pipelines.rate_reader(tf.data.Dataset.range(20).batch(4), batches=3, warmup=1, fill=5)()
 
 
-def test_images_per_second_gives_one_rate_per_run_from_one_iterator():
-    rates = pipelines.images_per_second(tf.data.Dataset.range(100).batch(4), batches=10, warmup=3, runs=5)
+def test_wait_only_rates_gives_one_rate_per_run():
+    rates = pipelines.wait_only_rates(threads=4, latency_s=0.001, batch=4, batches=10, runs=5)
     assert len(rates) == 5 and all(rate > 0 for rate in rates)
-    with pytest.raises(helpers.CourseError, match=r"ran out before the 13 batches a reading takes; add \.repeat\(\)"):
-        pipelines.images_per_second(tf.data.Dataset.range(40).batch(4), batches=10, warmup=3)
-    with pytest.raises(helpers.CourseError, match=r"images_per_second\(batches=3\): use a whole number >= 5"):
-        pipelines.images_per_second(tf.data.Dataset.range(40).batch(4), batches=3)
 
 
 def test_no_verdict_rule_of_its_own():  # one home for a reading: helpers.readings (L-18)
     assert not hasattr(pipelines, "versus")
 
 
-def test_spread_prints_the_median_and_the_range():
-    assert pipelines.spread([4350.0, 3900.0, 4600.0]) == "4,350 images/s (runs 3,900-4,600)"
-    assert pipelines.spread([1.33, 1.2, 1.5], "s") == "1.33 s (runs 1.20-1.50)"
-
-
 def test_pipeline_result_takes_repeated_rates_and_draws_their_range():
     comparison = {0.0: {"Python generator": [900.0, 1000.0, 1100.0], "tf.data, cached": [9000.0, 10000.0, 12000.0]},
                   0.002: {"Python generator": [300.0], "tf.data, cached": 21000.0}}
-    result = experiments.pipeline_result(comparison)
+    result = pipelines.pipeline_result(comparison)
     assert result.rows[1] == ["0 ms", "tf.data, cached", 10000, 10.0]
-    assert result.extra == {"cached_speedup_no_latency": 10.0, "cached_speedup_with_latency": 70.0}
+    assert result.rows[3] == ["2 ms", "tf.data, cached", 21000, 70.0]
     import matplotlib.container
 
     containers = result.figure.axes[0].containers
     assert any(isinstance(c, matplotlib.container.ErrorbarContainer) for c in containers)  # whiskers: min to max
 
 
-def test_usable_cores_is_what_this_process_may_run_on():
-    assert 1 <= experiments.usable_cores() <= (os.cpu_count() or 1)
+def test_the_benchmark_adds_the_speedups_over_the_generator():
+    rates = {"Python generator": [900.0, 1000.0, 1100.0], "tf.data, parallel map": 3500.0,
+             "tf.data, cached": [9000.0, 10000.0, 12000.0]}
+    assert bench.speedups(rates, "no_latency") == {"uncached_speedup_no_latency": 3.5,
+                                                   "cached_speedup_no_latency": 10.0}

@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 
 from helpers import CourseError
-from helpers.bench import ch08_profiling as ch8_experiments
+from helpers.bench import ch08_profiling as ch8_benchmark
 from helpers.bench import main
 from helpers.chapters import ch08_profiling as ch8
 
@@ -121,14 +121,14 @@ def test_profile_steps_stops_when_fit_ends_early_and_recovers_a_profiler_left_ru
 def test_the_pins_are_pyproject_s_profile_extra():
     with open(ROOT / "pyproject.toml", "rb") as f:
         extra = tomllib.load(f)["project"]["optional-dependencies"]["profile"]
-    assert tuple(extra) == ch8_experiments.PROFILE_REQUIREMENTS
+    assert tuple(extra) == ch8.PROFILE_REQUIREMENTS
 
 
 def test_profile_benchmark_prints_both_breakdowns_and_the_speedup(monkeypatch, capsys, tmp_path):
     import helpers.images as images
 
     folder = images.make_image_folder(tmp_path / "shapes", per_class=40)
-    monkeypatch.setattr(ch8_experiments, "default_root", lambda: folder)
+    monkeypatch.setattr(ch8_benchmark, "default_root", lambda: folder)
     monkeypatch.setenv("COURSE_FAST", "1")
     assert main(["profile", "--json", "--png", str(tmp_path / "p.png")]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -2,71 +2,51 @@ import re
 import time
 
 import keras
+import numpy as np
 import pytest
+import solutions
+import tensorflow as tf
 from conftest import run_python
+from solutions import folded_solution, run, starting_code, with_solution
+from test_exercises_ch4 import train_step
 
 from helpers.chapters.ch01_single_gpu import reuters_conv1d
+from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch
 from helpers.exercises import check, registry
 from helpers.exercises.registry import exercise
 from helpers.models import matching_loss
 
 
-def vectorized_dropout(batch, rng, rate=0.1):
-    import numpy as np
-
-    return np.where(rng.random(batch.shape) < rate, 2, batch).astype(np.int32)
-
-
-def numbers_pipeline(reshuffle_examples):
-    import tensorflow as tf
-
-    numbers = tf.data.Dataset.range(10)
-    if reshuffle_examples:
-        return numbers.cache().shuffle(10, seed=1).batch(5)
-    return numbers.batch(5).cache().shuffle(2, seed=1)  # the batches keep their members
+def solved(name, *names, **scope):
+    """Exercise `name`'s folded solution, run with `scope` (what the notebook defines before it), giving `names`."""
+    return run(folded_solution(name), *names, **scope)
 
 
-def scaled_step(model, optimizer, tiny_loss, x, y):
-    import tensorflow as tf
-
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-        scaled = optimizer.scale_loss(loss)
-    optimizer.apply_gradients(zip(tape.gradient(scaled, model.trainable_variables), model.trainable_variables))
-    return loss
+def solved_cell(name, *names, **scope):
+    """Exercise `name`'s starting code changed as its folded solution says, run with `scope`, giving `names`."""
+    return run(with_solution(starting_code(name), folded_solution(name)), *names, **scope)
 
 
-def unscaled_step(model, optimizer, tiny_loss, x, y):  # chapter 4's exercise, as the learner gets it
-    import tensorflow as tf
-
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-    return loss
-
-
-def service_mode(mode):
-    import tensorflow as tf
-
-    return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
-
-
+# Each right answer is the notebook's folded solution, read when the test runs; the ones its solution gives in prose
+# (a number in the text, no code) are written here.
 RIGHT_ANSWERS = {
-    "ch0.faster_accelerator": lambda: (0.8 + 0.2 / 10, max(0.8, 0.2 / 10)),
-    "ch1.embedding_params": lambda: 30982 * 7,
-    "ch1.logits_model": lambda: (reuters_conv1d(output="logits"), matching_loss("logits")),
-    "ch3.global_batch": lambda: 128 * 4,
-    "ch4.survivors": lambda: ["bfloat16", "float32"],
-    "ch5.scaled_lr": lambda: 0.4,
-    "ch6.shuffle_buffer_mb": lambda: 1806,
-    "ch0.vectorized_dropout": lambda: vectorized_dropout,
-    "ch1.reshuffled_batches": lambda: numbers_pipeline(reshuffle_examples=True),
-    "ch3.match_one_replica": lambda: lambda replicas: (32 // replicas, 0.1),
-    "ch4.loss_scaling": lambda: scaled_step,
-    "ch7.each_element_once": lambda: service_mode("distributed_epoch"),
-    "ch7.global_batch": lambda: 192,
-    "ch9.effective_batch": lambda: 16 * 4 * 2,
-    "ch9.exact_largest_batch": lambda: __import__("test_exercises_ch9").solution(),  # the notebook's folded solution
+    "ch0.faster_accelerator": lambda: solved("ch0.faster_accelerator", "step_seconds"),
+    "ch0.vectorized_dropout": lambda: solved("ch0.vectorized_dropout", "batch_word_dropout", np=np),
+    "ch1.embedding_params": lambda: solved("ch1.embedding_params", "embedding_params"),
+    "ch1.logits_model": lambda: solved("ch1.logits_model", "logits_model", "logits_loss",
+                                       reuters_conv1d=reuters_conv1d, keras=keras),
+    "ch1.reshuffled_batches": lambda: solved("ch1.reshuffled_batches", "grouped", tf=tf),
+    "ch3.global_batch": lambda: solved("ch3.global_batch", "global_batch"),
+    "ch3.match_one_replica": lambda: solved_cell("ch3.match_one_replica", "one_replica_settings"),
+    "ch4.survivors": lambda: solved("ch4.survivors", "survivors"),
+    "ch4.loss_scaling": lambda: train_step(folded_solution("ch4.loss_scaling")),
+    "ch5.scaled_lr": lambda: 0.4,  # prose: "4 x 0.1 = **0.4**"
+    "ch6.shuffle_buffer_mb": lambda: 1806,  # prose: "about **1,806 MB**"
+    "ch7.each_element_once": lambda: solved_cell("ch7.each_element_once", "through_the_service", tf=tf),
+    "ch7.global_batch": lambda: 192,  # prose: "3 workers x 2 GPUs x 32 = **192**"
+    "ch9.effective_batch": lambda: 16 * 4 * 2,  # prose: "16 per device x 2 devices = 32 per step; 4 steps"
+    "ch9.exact_largest_batch": lambda: solved("ch9.exact_largest_batch", "exact_largest_batch",
+                                              largest_batch=largest_batch, is_out_of_memory=is_out_of_memory),
 }
 # Checked on the JAX backend, in a fresh interpreter (test_kernel_on_model_axis_reads_the_sharding_back).
 JAX_EXERCISES = {"ch9.kernel_on_model_axis"}
@@ -98,6 +78,31 @@ def test_every_registered_exercise_has_a_right_answer_here():
 @pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
 def test_right_answers_are_correct(capsys, name):
     assert verdict(capsys, name, RIGHT_ANSWERS[name]()) == f"[{name}] Correct. Well done."
+
+
+# A wrong solution in the notebook must fail the test that runs it: one change of each kind of folded solution.
+WRONG_SOLUTIONS = {  # exercise: (text of its folded solution, a wrong one in its place)
+    "ch0.vectorized_dropout": ("< rate, 2, batch", "< rate, 0, batch"),  # a code block
+    "ch1.embedding_params": ("30982 * 7`", "30982 * 7 + 7`"),  # an inline assignment
+    "ch3.match_one_replica": ("32 // num_replicas", "32"),  # assignments put into the starting code
+    "ch4.loss_scaling": ("optimizer.scale_loss(loss)", "loss * 1.0"),  # a line added to the starting code
+    "ch9.exact_largest_batch": ("min(2 * fits, limit + 1)", "2 * fits"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_SOLUTIONS))
+def test_a_wrong_folded_solution_fails_its_right_answer(monkeypatch, capsys, name):
+    right, wrong = WRONG_SOLUTIONS[name]
+    assert right in solutions.solution_text(name)  # the change below bites
+    read = solutions.cells
+
+    def with_the_wrong_solution(chapter):
+        return [{**cell, "source": cell["source"].replace(right, wrong)}
+                if cell["source"].startswith(solutions.SOLUTION) else cell for cell in read(chapter)]
+
+    monkeypatch.setattr(solutions, "cells", with_the_wrong_solution)
+    assert wrong.strip("`") in folded_solution(name)
+    assert verdict(capsys, name, RIGHT_ANSWERS[name]()).startswith(f"[{name}] Not yet: ")
 
 
 @pytest.mark.parametrize(
@@ -202,18 +207,19 @@ def test_check_never_raises_on_an_unhashable_name(capsys):
 
 
 @pytest.mark.parametrize("name, answer, hint", [
-    ("ch1.reshuffled_batches", lambda: numbers_pipeline(reshuffle_examples=False),
+    ("ch1.reshuffled_batches", lambda: run(starting_code("ch1.reshuffled_batches"), "grouped", tf=tf),
      r"epochs 1 to 3 have the same batches"),
-    ("ch4.loss_scaling", lambda: unscaled_step, r"the first layer's weights did not move"),
-    ("ch7.each_element_once", lambda: service_mode("parallel_epochs"), r"the trainer received 24 elements for 12"),
+    ("ch4.loss_scaling", train_step, r"the first layer's weights did not move"),
+    ("ch7.each_element_once", lambda: run(starting_code("ch7.each_element_once"), "through_the_service", tf=tf),
+     r"the trainer received 24 elements for 12"),
 ])
-def test_measured_exercises_refuse_wrong_code_with_what_they_measured(capsys, name, answer, hint):
+def test_measured_exercises_refuse_their_starting_code_with_what_they_measured(capsys, name, answer, hint):
     out = verdict(capsys, name, answer())
     assert re.match(rf"\[{re.escape(name)}\] Not yet: {hint}", out), out
 
 
 def test_loss_scaling_check_restores_the_dtype_policy(capsys):
-    verdict(capsys, "ch4.loss_scaling", unscaled_step)
+    verdict(capsys, "ch4.loss_scaling", train_step())
     assert keras.mixed_precision.dtype_policy().name == "float32"
 
 

@@ -1,8 +1,10 @@
-"""Chapter 1's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+"""Chapter 1's exercise checkers: the right answers pass, the starting code and every shortcut found are refused.
+The solutions and the starting code are the notebook's, read when each test runs (solutions.py)."""
 
 import keras
 import pytest
 import tensorflow as tf
+from solutions import folded_solution, run, starting_code
 
 from helpers.chapters.ch01_single_gpu import reuters_conv1d
 from helpers.exercises import check
@@ -16,6 +18,12 @@ def verdict(capsys, name, answer):
 
 
 NOT_ANSWERED = "Not answered yet: replace the ... / None in the cell above"
+
+
+def logits_answer(code):
+    """What the exercise cell passes to check: None while logits_model is None, else (logits_model, logits_loss)."""
+    model, loss = run(code, "logits_model", "logits_loss", reuters_conv1d=reuters_conv1d, keras=keras)
+    return None if model is None else (model, loss)
 
 
 def conv1d(output="logits", **kwargs):  # the chapter's model: 300 word indices in, 46 topics out
@@ -51,8 +59,8 @@ def dense_only():  # any linear 46-output model: the lesson is the pairing, not 
 
 
 @pytest.mark.parametrize("answer, says", [
-    (lambda: (conv1d("logits"), LOGITS_LOSS), "Correct. Well done."),
-    (lambda: None, NOT_ANSWERED),  # the starting code: check(..., None)
+    (lambda: logits_answer(folded_solution("ch1.logits_model")), "Correct. Well done."),
+    (lambda: logits_answer(starting_code("ch1.logits_model")), NOT_ANSWERED),
     (lambda: (conv1d("softmax"), LOGITS_LOSS), "the last Dense layer still applies softmax"),
     (lambda: (conv1d("logits"), keras.losses.SparseCategoricalCrossentropy()), "build the loss with from_logits=True"),
     (lambda: (conv1d("logits"), keras.losses.CategoricalCrossentropy(from_logits=True)),
@@ -77,8 +85,8 @@ def numbers():
 
 
 @pytest.mark.parametrize("answer, says", [
-    (lambda: numbers().cache().shuffle(10, seed=1).batch(5), "Correct. Well done."),  # the solution
-    (lambda: numbers().batch(5).cache().shuffle(2, seed=1), "epochs 1 to 3 have the same batches"),  # the starting code
+    (lambda: run(folded_solution("ch1.reshuffled_batches"), "grouped", tf=tf), "Correct. Well done."),
+    (lambda: run(starting_code("ch1.reshuffled_batches"), "grouped", tf=tf), "epochs 1 to 3 have the same batches"),
     # the original order
     (lambda: numbers().shuffle(10, seed=1).batch(5).cache(), "epochs 1 to 3 have the same batches"),
     (lambda: numbers().cache().shuffle(10, seed=1, reshuffle_each_iteration=False).batch(5),

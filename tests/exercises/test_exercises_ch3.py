@@ -1,5 +1,6 @@
 """Chapter 3's measured exercise checkers: the solutions pass, the starting code and every shortcut found are refused,
-on one device (a learner's default runtime, this process) and on two logical devices (a fresh process)."""
+on one device (a learner's default runtime, this process) and on two logical devices (a fresh process). The solutions
+and the starting code are the notebook's, read when each test runs (solutions.py)."""
 
 import json
 import os
@@ -9,6 +10,7 @@ import sys
 
 import pytest
 from conftest import PLATFORM_VARS, ROOT
+from solutions import definition, folded_solution, run, starting_code, with_solution
 
 from helpers.exercises import check
 from helpers.exercises.ch3 import EPOCH_EXAMPLES
@@ -41,24 +43,30 @@ def on_two_devices(code: str) -> dict:
 
 # ch3.match_one_replica ------------------------------------------------------------------------------------------
 
-def settings_start(replicas):  # the exercise cell as the learner gets it
-    return 32, 0.1
-
-
-def settings_solution(replicas):  # the folded solution
-    return 32 // replicas, 0.1
-
-
 MATCH = "ch3.match_one_replica"
+
+
+def settings_start():  # the exercise cell as the learner gets it
+    return run(starting_code(MATCH), "one_replica_settings")
+
+
+def settings_solution_source():  # the starting code changed as the folded solution says
+    return definition(with_solution(starting_code(MATCH), folded_solution(MATCH)), "one_replica_settings")
+
+
+def settings_solution():
+    return run(settings_solution_source(), "one_replica_settings")
+
+
 CORRECT = {name: f"[{name}] Correct. Well done." for name in (MATCH, "ch3.busy_replicas")}
 
 
 def test_match_one_replica_solution_passes_on_one_device(capsys):
-    assert verdict(capsys, MATCH, settings_solution) == CORRECT[MATCH]
+    assert verdict(capsys, MATCH, settings_solution()) == CORRECT[MATCH]
 
 
 def test_match_one_replica_refuses_the_starting_code_on_one_device(capsys):
-    out = verdict(capsys, MATCH, settings_start)
+    out = verdict(capsys, MATCH, settings_start())
     assert out == (f"[{MATCH}] Not yet: with 2 replica(s) your settings give a global batch of 64 (2 x 32) at rate "
                    "0.1; the one-device run took 32 examples per step at 0.1, and the same weights need the same "
                    "global batch and rate. (This runtime has 1 device(s): with DEVICES = 2 the check trains that "
@@ -90,15 +98,18 @@ def test_match_one_replica_leaves_tf32_as_it_found_it(capsys):
     import tensorflow as tf
 
     before = tf.config.experimental.tensor_float_32_execution_enabled()
-    verdict(capsys, MATCH, settings_solution)
+    verdict(capsys, MATCH, settings_solution())
     assert tf.config.experimental.tensor_float_32_execution_enabled() == before
 
 
 def test_match_one_replica_on_two_devices_trains_two_replicas():
     found = on_two_devices(
+        f"solution, start = {{}}, {{}}\n"
+        f"exec({settings_solution_source()!r}, solution)\n"
+        f"exec({definition(starting_code(MATCH), 'one_replica_settings')!r}, start)\n"
         "print(json.dumps({\n"
-        "    'solution': verdict('ch3.match_one_replica', lambda n: (32 // n, 0.1)),\n"
-        "    'start': verdict('ch3.match_one_replica', lambda n: (32, 0.1)),\n"
+        "    'solution': verdict('ch3.match_one_replica', solution['one_replica_settings']),\n"
+        "    'start': verdict('ch3.match_one_replica', start['one_replica_settings']),\n"
         "    'fixed 16': verdict('ch3.match_one_replica', lambda n: (16, 0.1)),\n"
         "}))\n")
     assert found["solution"] == CORRECT[MATCH]
@@ -113,18 +124,16 @@ def test_match_one_replica_on_two_devices_trains_two_replicas():
 BUSY = "ch3.busy_replicas"
 
 
-def sizes_start(replicas):  # the exercise cell as the learner gets it
-    global_batch = 8
-    return global_batch // replicas, global_batch
+def sizes_start():  # the exercise cell as the learner gets it
+    return run(starting_code(BUSY), "batch_sizes")
 
 
-def sizes_solution(replicas):  # the folded solution
-    per_replica_batch = 128
-    return per_replica_batch, per_replica_batch * replicas
+def sizes_solution():  # the folded solution
+    return run(folded_solution(BUSY), "batch_sizes")
 
 
 def test_busy_replicas_refuses_the_starting_code(capsys):
-    assert verdict(capsys, BUSY, sizes_start) == (
+    assert verdict(capsys, BUSY, sizes_start()) == (
         f"[{BUSY}] Not yet: the per-replica batch changes with the number of replicas (8 with 1, 4 with 2, 2 with 4, "
         "1 with 8): with the global batch fixed, each replica gets less work as replicas are added. Choose one "
         "per-replica batch and multiply it by num_replicas.")
@@ -180,13 +189,13 @@ def test_busy_replicas_one_disturbed_run_of_the_starting_code_does_not_set_the_b
     # C3-X2: with 3 rounds every round counted, so one slow run of the starting code widened the A/A band past the
     # goal. Five rounds leave the most disturbed one out (helpers.readings.verdict_of).
     fake_runners(monkeypatch, starting_s=0.04, yours_s=0.01, disturbed_call=3, disturbed_s=0.4)
-    assert verdict(capsys, BUSY, sizes_solution) == CORRECT[BUSY]
+    assert verdict(capsys, BUSY, sizes_solution()) == CORRECT[BUSY]
 
 
 def test_busy_replicas_refuses_a_gain_under_the_goal(capsys, monkeypatch):
     # 1.5x, clearly outside the noise, is still short of the 2x goal.
     fake_runners(monkeypatch, starting_s=0.03, yours_s=0.02)
-    out = verdict(capsys, BUSY, sizes_solution)
+    out = verdict(capsys, BUSY, sizes_solution())
     assert re.match(rf"\[{BUSY}\] Not yet: an epoch of {EPOCH_EXAMPLES} examples .* the goal is 2x", out), out
 
 
@@ -194,12 +203,15 @@ def test_busy_replicas_on_two_devices_times_the_solution():
     # The timed refusal (a per-replica batch too small to gain anything) is the one-device test above: it costs the
     # same on two devices and refuses for the same reason.
     found = on_two_devices(
-        "tries = [verdict('ch3.busy_replicas', lambda n: (128, 128 * n))]\n"
+        f"solution, start = {{}}, {{}}\n"
+        f"exec({folded_solution(BUSY)!r}, solution)\n"
+        f"exec({definition(starting_code(BUSY), 'batch_sizes')!r}, start)\n"
+        "tries = [verdict('ch3.busy_replicas', solution['batch_sizes'])]\n"
         "while len(tries) < 3 and tries[-1] != " + repr(CORRECT[BUSY]) + ":\n"
-        "    tries.append(verdict('ch3.busy_replicas', lambda n: (128, 128 * n)))\n"
+        "    tries.append(verdict('ch3.busy_replicas', solution['batch_sizes']))\n"
         "print(json.dumps({\n"
         "    'solution': tries[-1],\n"
-        "    'start': verdict('ch3.busy_replicas', lambda n: (8 // n, 8)),\n"
+        "    'start': verdict('ch3.busy_replicas', start['batch_sizes']),\n"
         "}))\n")
     # Up to three tries: with another test process on the same 2 cores the A/A noise has reached ±590% (measured),
     # which swamps any gain; a learner on a busy machine is told to run the check again, as here.

@@ -1,8 +1,10 @@
-"""Chapter 4's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+"""Chapter 4's exercise checkers: the right answers pass, the starting code and every shortcut found are refused.
+The solution and the starting code are the notebook's, read when each test runs (solutions.py)."""
 
 import keras
 import pytest
 import tensorflow as tf
+from solutions import definition, folded_solution, run, starting_code
 
 from helpers.exercises import check
 
@@ -16,29 +18,32 @@ def verdict(capsys, answer):
     return out.rstrip("\n")
 
 
-def starting_step(model, optimizer, tiny_loss, x, y):  # the notebook's starting code
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-    gradients = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    return loss
+def train_step(solution=None):
+    """The exercise's train_step: the starting code, or with `solution` (a line that scales the loss) added inside
+    the tape and the gradients taken of what that line names, as the folded solution says."""
+    code = definition(starting_code("ch4.loss_scaling"), "train_step")
+    if solution is not None:
+        loss_line = next(line for line in code.splitlines() if line.lstrip().startswith("loss = "))
+        indent = loss_line[:len(loss_line) - len(loss_line.lstrip())]
+        code = code.replace(loss_line, f"{loss_line}\n{indent}{solution}")
+        code = code.replace("tape.gradient(loss,", f"tape.gradient({solution.split(' = ')[0]},")
+    return run(code, "train_step", tf=tf)
 
 
-def solution_step(model, optimizer, tiny_loss, x, y):  # the folded solution
-    with tf.GradientTape() as tape:
-        loss = tiny_loss(y, model(x, training=True))
-        scaled = optimizer.scale_loss(loss)
-    gradients = tape.gradient(scaled, model.trainable_variables)
-    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    return loss
+def starting_step():  # the notebook's starting code
+    return train_step()
+
+
+def solution_step():  # the starting code with the folded solution's line
+    return train_step(folded_solution("ch4.loss_scaling"))
 
 
 def test_the_solution_is_accepted(capsys):
-    assert verdict(capsys, solution_step) == "[ch4.loss_scaling] Correct. Well done."
+    assert verdict(capsys, solution_step()) == "[ch4.loss_scaling] Correct. Well done."
 
 
 def test_the_solution_inside_a_tf_function_is_accepted(capsys):
-    assert verdict(capsys, tf.function(solution_step)) == "[ch4.loss_scaling] Correct. Well done."
+    assert verdict(capsys, tf.function(solution_step())) == "[ch4.loss_scaling] Correct. Well done."
 
 
 def test_scaling_by_hand_and_unscaling_before_the_update_is_accepted(capsys):
@@ -54,7 +59,7 @@ def test_scaling_by_hand_and_unscaling_before_the_update_is_accepted(capsys):
 
 
 def test_the_starting_code_is_refused(capsys):
-    assert verdict(capsys, starting_step) == (
+    assert verdict(capsys, starting_step()) == (
         NOT_YET + "the first layer's weights did not move: its float16 gradients underflowed to zero. Compute the "
         "gradients of optimizer.scale_loss(loss) instead of loss (apply_gradients unscales them).")
 
@@ -133,7 +138,7 @@ def test_a_value_instead_of_a_function_is_refused(capsys):
 def test_the_check_leaves_the_global_dtype_policy_alone(capsys):
     keras.config.set_dtype_policy("mixed_bfloat16")
     try:
-        verdict(capsys, solution_step)
+        verdict(capsys, solution_step())
         assert keras.config.dtype_policy().name == "mixed_bfloat16"
     finally:
         keras.config.set_dtype_policy("float32")
@@ -141,6 +146,7 @@ def test_the_check_leaves_the_global_dtype_policy_alone(capsys):
 
 @pytest.mark.parametrize("answer", [starting_step, solution_step])
 def test_the_check_does_not_change_with_the_global_policy(capsys, answer):
+    answer = answer()
     first = verdict(capsys, answer)
     keras.config.set_dtype_policy("mixed_float16")
     try:

@@ -1,9 +1,11 @@
-"""Chapter 6's exercise checkers: the right answers pass, the starting code and every shortcut found are refused."""
+"""Chapter 6's exercise checkers: the right answers pass, the starting code and every shortcut found are refused.
+The solution and the starting code are the notebook's, read for each test (solutions.py)."""
 
 import re
 
 import pytest
 import tensorflow as tf
+from solutions import folded_solution, run, starting_code
 
 from helpers.chapters.ch06_input_pipelines import label_from_path, read_image
 from helpers.exercises import check
@@ -25,13 +27,22 @@ def decoded(paths, class_names, **map_kwargs):
     return files(paths).map(lambda p: (read_image(p), label_from_path(p, class_names)), **map_kwargs)
 
 
+NOTEBOOK = {}  # the notebook's starting code and solution, read again for each test (fixture below)
+
+
+@pytest.fixture(autouse=True)
+def notebook_pipelines():
+    scope = {"tf": tf, "read_image": read_image, "label_from_path": label_from_path}
+    NOTEBOOK["slow_pipeline"] = run(starting_code("ch6.faster_pipeline"), "slow_pipeline", **scope)
+    NOTEBOOK["faster_pipeline"] = run(folded_solution("ch6.faster_pipeline"), "faster_pipeline", **scope)
+
+
 def slow_pipeline(paths, class_names):  # the starting code, as the notebook gives it
-    return decoded(paths, class_names).batch(64)
+    return NOTEBOOK["slow_pipeline"](paths, class_names)
 
 
 def faster_pipeline(paths, class_names):  # the folded solution
-    ds = decoded(paths, class_names, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.cache().batch(64).prefetch(tf.data.AUTOTUNE)
+    return NOTEBOOK["faster_pipeline"](paths, class_names)
 
 
 NOT_YET = "[ch6.faster_pipeline] Not yet: "

@@ -1,9 +1,12 @@
-"""Chapter 7's measured exercises: each checker accepts its solution and refuses the starting code and each shortcut."""
+"""Chapter 7's measured exercises: each checker accepts its solution and refuses the starting code and each shortcut.
+The solutions and the starting code are the notebook's, read for each test (solutions.py)."""
 
 import os
 
 import keras
 import pytest
+import tensorflow as tf
+from solutions import folded_solution, run, starting_code, with_solution
 
 from helpers.exercises import check
 
@@ -15,28 +18,37 @@ def verdict(capsys, name, answer):
     return out.rstrip("\n")
 
 
+NOTEBOOK = {}  # the notebook's starting code and solutions, read again for each test (fixture below)
+
+
+@pytest.fixture(autouse=True)
+def notebook_functions():
+    service = starting_code("ch7.each_element_once")
+    NOTEBOOK["through_the_service start"] = run(service, "through_the_service", tf=tf)
+    NOTEBOOK["through_the_service solution"] = run(with_solution(service, folded_solution("ch7.each_element_once")),
+                                                   "through_the_service", tf=tf)
+    NOTEBOOK["train start"] = run(starting_code("ch7.resumed_weights"), "train", keras=keras)
+    NOTEBOOK["train solution"] = run(folded_solution("ch7.resumed_weights"), "train", keras=keras)
+
+
 # ch7.each_element_once: through_the_service(dataset, service_target) -> the dataset the trainer reads.
 
 def service(mode):
-    import tensorflow as tf
-
     return lambda dataset, target: dataset.apply(tf.data.experimental.service.distribute(mode, target))
 
 
-def test_distributed_epoch_is_accepted(capsys):
-    assert verdict(capsys, "ch7.each_element_once", service("distributed_epoch")) == (
+def test_the_solution_is_accepted(capsys):
+    assert verdict(capsys, "ch7.each_element_once", NOTEBOOK["through_the_service solution"]) == (
         "[ch7.each_element_once] Correct. Well done.")
 
 
 def test_the_sharding_policy_itself_is_accepted(capsys):
-    import tensorflow as tf
-
     assert verdict(capsys, "ch7.each_element_once",
                    service(tf.data.experimental.service.ShardingPolicy.DYNAMIC)).endswith("Correct. Well done.")
 
 
 def test_the_starting_code_gets_the_count_it_received(capsys):
-    assert verdict(capsys, "ch7.each_element_once", service("parallel_epochs")) == (
+    assert verdict(capsys, "ch7.each_element_once", NOTEBOOK["through_the_service start"]) == (
         "[ch7.each_element_once] Not yet: the trainer received 24 elements for 12 (12 distinct): with 2 tf.data "
         "workers, which processing mode splits one epoch between them?")
 
@@ -87,13 +99,12 @@ def test_not_a_dataset_gets_a_hint(capsys):
 
 # ch7.resumed_weights: train(model, dataset, epochs, backup_dir, callbacks), killed once, then run again.
 
-def with_backup(model, dataset, epochs, backup_dir, callbacks):  # the solution
-    backup = keras.callbacks.BackupAndRestore(backup_dir)
-    model.fit(dataset, epochs=epochs, callbacks=[backup, *callbacks], verbose=0)
+def with_backup(model, dataset, epochs, backup_dir, callbacks):  # the folded solution
+    NOTEBOOK["train solution"](model, dataset, epochs, backup_dir, callbacks)
 
 
-def starting_code(model, dataset, epochs, backup_dir, callbacks):
-    model.fit(dataset, epochs=epochs, callbacks=callbacks, verbose=0)
+def as_given(model, dataset, epochs, backup_dir, callbacks):  # the exercise cell's starting code
+    NOTEBOOK["train start"](model, dataset, epochs, backup_dir, callbacks)
 
 
 def backup_after_the_check(model, dataset, epochs, backup_dir, callbacks):
@@ -154,8 +165,8 @@ def test_a_backup_restored_on_restart_is_accepted(capsys, answer):
 
 
 @pytest.mark.parametrize("answer, hint", [
-    (starting_code, r"the restarted run trained 16 steps \(epochs 0-3\): it started over and ended \S+ away from the "
-                    r"uninterrupted run's weights\. Keep a backup in backup_dir"),
+    (as_given, r"the restarted run trained 16 steps \(epochs 0-3\): it started over and ended \S+ away from the "
+               r"uninterrupted run's weights\. Keep a backup in backup_dir"),
     (reseeded, r"the restarted run trained 16 steps \(epochs 0-3\): it started over \(its weights match only because "
                r"it re-created the first run's initial weights\)"),
     (fewer_epochs, r"the restarted run trained 12 steps \(epochs 0-2\) and ended \S+ away"),

@@ -2,10 +2,12 @@
 step breakdown written by hand, a pipeline of made-up tensors, and shortcuts around the simulated storage (reads
 without its latency, the latency paid while building the pipeline, a batch smaller than the one asked for, a few
 batches cached and repeated) are refused; a cache of every file, filled before the profiled steps, is chapter 6's own
-fix and is accepted, as the notebook says."""
+fix and is accepted, as the notebook says. The solution and the starting code are the notebook's, read for each test
+(solutions.py)."""
 
 import pytest
 import tensorflow as tf
+from solutions import inline_code, run, starting_code
 
 import helpers.images as images
 from helpers.chapters import ch08_profiling as ch8
@@ -31,17 +33,28 @@ def verdict(folder, monkeypatch, capsys):
     return run
 
 
+SCOPE = {"file_dataset": ch8.file_dataset, "LATENCY_S": ch8.LATENCY_S, "IO_THREADS": ch8.IO_THREADS, "tf": tf}
+
+
 def starting(paths, labels, class_names, batch=32):  # the notebook's starting code
-    ds = ch8.file_dataset(paths, class_names, latency_s=ch8.LATENCY_S, parallel=False)
-    return ds.batch(batch).repeat()
+    return run(starting_code("ch8.not_input_bound"), "my_pipeline", **SCOPE)(paths, labels, class_names, batch)
+
+
+def notebook_solution():
+    """my_pipeline as the folded solution writes it: its file_dataset(...) call, then its .batch(...) chain."""
+    code = inline_code("ch8.not_input_bound")
+    reads = next(c for c in code if c.startswith("file_dataset("))
+    batches = next(c for c in code if c.startswith(".batch("))
+    return run(f"def my_pipeline(paths, labels, class_names, batch=32):\n    return ({reads}){batches}\n",
+               "my_pipeline", **SCOPE)
 
 
 def test_the_solution_is_accepted(verdict):
     # The check profiles real waits: on a 2-core machine shared with another test worker, one profile can put the
     # solution's wait just over the 20% goal (24% seen once in CI); a learner's kernel has the cores to itself.
-    outs = []
+    outs, solution = [], notebook_solution()
     for _ in range(3):
-        outs.append(verdict(ch8.fixed_pipeline))
+        outs.append(verdict(solution))
         if outs[-1] == "[ch8.not_input_bound] Correct. Well done.":
             return
     pytest.fail("the solution was refused three times in a row:\n" + "\n".join(outs))

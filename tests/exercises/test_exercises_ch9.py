@@ -4,52 +4,36 @@ chapter's device cell makes by default (no DEVICES, no COURSE_DEVICES)."""
 
 from __future__ import annotations
 
+import ast
 import re
-from pathlib import Path
 
-import nbformat
 import pytest
 from conftest import run_python
+from solutions import code_cell, definition, exercise_cell, folded_solution, run, starting_code
 
-from helpers.bench import ch09_bigger_than_one_device as ch9
-from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch
+from helpers.chapters.ch09_bigger_than_one_device import is_out_of_memory, largest_batch, needed_mb, simulated_device
 from helpers.exercises import check
+from helpers.memory import ResourceExhaustedError, simulated_memory
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = ROOT / "notebooks" / "09_bigger_than_one_device.ipynb"
-
-
-def cells():
-    return nbformat.read(NOTEBOOK, as_version=4).cells
-
-
-def code_cell(containing: str) -> str:
-    found = [c.source for c in cells() if c.cell_type == "code" and containing in c.source]
-    assert len(found) == 1, containing
-    return found[0]
-
-
-def folded_solution(exercise: str) -> str:
-    """The code of the <details> Solution cell right after the cell that checks `exercise`."""
-    nb = cells()
-    at = next(i for i, c in enumerate(nb) if c.cell_type == "code" and f'check("{exercise}"' in c.source)
-    solution = nb[at + 1].source
-    assert solution.startswith("<details><summary>Solution</summary>")
-    blocks = re.findall(r"```python\n(.*?)```", solution, re.DOTALL)
-    return blocks[0] if blocks else re.findall(r"`(layout\[.*?)`", solution)[0]
+EXACT = "ch9.exact_largest_batch"
+KERNEL_EXERCISE = "ch9.kernel_on_model_axis"
 
 
 def function(source: str, name: str = "exact_largest_batch"):
-    """The function `name` defined by `source` (a cell's first block, up to its first top-level statement after the
-    def), with the chapter's largest_batch and is_out_of_memory in reach, as in the notebook."""
-    namespace = {"largest_batch": largest_batch, "is_out_of_memory": is_out_of_memory}
-    exec(source.split("\n\n\n")[0], namespace)
-    return namespace[name]
+    """The function `name` defined by `source`, with the chapter's largest_batch and is_out_of_memory in reach, as in
+    the notebook."""
+    return run(source, name, largest_batch=largest_batch, is_out_of_memory=is_out_of_memory)
 
 
 def solution():
-    """The folded solution of ch9.exact_largest_batch (test_exercises.py's RIGHT_ANSWERS uses it too)."""
-    return function(folded_solution("ch9.exact_largest_batch"))
+    """The folded solution of ch9.exact_largest_batch."""
+    return function(folded_solution(EXACT))
+
+
+def statements(code: str, *starts: str) -> str:
+    """The top-level statements of `code` that start with one of `starts`, one after the other."""
+    return "\n".join(segment for node in ast.parse(code).body
+                     if (segment := ast.get_source_segment(code, node)).startswith(starts))
 
 
 def verdict(capsys, answer, name="ch9.exact_largest_batch"):
@@ -65,12 +49,12 @@ def test_the_folded_search_finds_the_exact_batch_on_the_chapter_device():
     keras = pytest.importorskip("keras")
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
     model.compile(optimizer="adam", loss="mse")
-    device = ch9.simulated_device(model, None, memory_mb=ch9.needed_mb(model, 300) + 1e-9)
+    device = simulated_device(model, None, memory_mb=needed_mb(model, 300) + 1e-9)
     assert largest_batch(device, 8, 1024) == 256 and solution()(device, 8, 1024) == 300
 
 
 def test_the_starting_code_is_rejected(capsys):
-    starting = function(code_cell('check("ch9.exact_largest_batch"'))
+    starting = function(starting_code(EXACT))
     assert "returned 64: the doubling stops at a power of two" in verdict(capsys, starting)
 
 
@@ -95,13 +79,13 @@ def test_trying_every_size_is_rejected(capsys):
 
 
 def test_taking_any_error_for_too_big_is_rejected(capsys):
-    catch_all = function(folded_solution("ch9.exact_largest_batch").replace(
+    catch_all = function(folded_solution(EXACT).replace(
         "            if not is_out_of_memory(err):\n                raise  # a shape mistake is not \"too big\"\n", ""))
     assert "catch only out-of-memory errors" in verdict(capsys, catch_all)
 
 
 def test_trying_past_the_limit_is_rejected(capsys):
-    past = function(folded_solution("ch9.exact_largest_batch").replace("min(2 * fits, limit + 1)", "2 * fits"))
+    past = function(folded_solution(EXACT).replace("min(2 * fits, limit + 1)", "2 * fits"))
     assert "outside start..limit" in verdict(capsys, past)
 
 
@@ -136,27 +120,28 @@ dist.set_distribution(None)
 print(json.dumps({"devices": len(devices), "mesh": dict(zip(mesh.axis_names, mesh.shape)),
                   "mp_model": [list(layout_of(mp_model.layers[-1].kernel)),
                                verdict("helpers.exercises.check('ch9.kernel_on_model_axis', mp_model)")],
-                  "start": verdict(EXERCISE),
-                  "solution": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION)),
-                  "rows": verdict(EXERCISE.replace(FIRST, FIRST + "\\n" + SOLUTION.replace('(None, "model")',
-                                                                                          '("model", None)')))}))
+                  "start": verdict(EXERCISE), "solution": verdict(SOLVED), "rows": verdict(ROWS)}))
 """
+
+
+def with_layout_entry(entry: str) -> str:
+    """The kernel exercise's cell with `entry` added to its LayoutMap, before the cell sets the ModelParallel
+    distribution that lays out the model's weights."""
+    cell = exercise_cell(KERNEL_EXERCISE)
+    [at] = [node.lineno for node in ast.parse(cell).body if "ModelParallel(" in ast.get_source_segment(cell, node)]
+    lines = cell.splitlines()
+    return "\n".join([*lines[:at - 1], entry, *lines[at - 1:]])
 
 
 @pytest.fixture(scope="module")
 def kernel_run():
     """The kernel exercise's verdicts, from one fresh interpreter on the default runtime."""
-    mp_cell = code_cell("MODEL_AXIS = ")
-    mesh_lines = "\n".join(line for line in mp_cell.splitlines()
-                           if line.startswith(("MODEL_AXIS", "mesh = ")))
-    section_4_layout = "\n".join(line for line in mp_cell.splitlines() if line.startswith("layout_map"))
-    layout_of = re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0)
-    exercise = code_cell('check("ch9.kernel_on_model_axis"')
-    first = exercise.splitlines()[1]  # the starting entry, after which the solution's line goes
+    mp_cell, solution = code_cell("ch9", "MODEL_AXIS = "), folded_solution(KERNEL_EXERCISE)
     program = "\n".join(f"{name} = {value!r}" for name, value in {
-        "DEVICE_CELL": code_cell("CPU_DEVICES = "), "MESH_LINES": mesh_lines, "LAYOUT_OF": layout_of,
-        "SECTION_4_LAYOUT": section_4_layout, "EXERCISE": exercise, "FIRST": first,
-        "SOLUTION": folded_solution("ch9.kernel_on_model_axis")}.items())
+        "DEVICE_CELL": code_cell("ch9", "CPU_DEVICES = "), "MESH_LINES": statements(mp_cell, "MODEL_AXIS", "mesh = "),
+        "LAYOUT_OF": definition(mp_cell, "layout_of"), "SECTION_4_LAYOUT": statements(mp_cell, "layout_map"),
+        "EXERCISE": exercise_cell(KERNEL_EXERCISE), "SOLVED": with_layout_entry(solution),
+        "ROWS": with_layout_entry(solution.replace('(None, "model")', '("model", None)'))}.items())
     return run_python(program + KERNEL)
 
 
@@ -178,13 +163,11 @@ def test_section_4s_model_already_on_the_model_axis_is_rejected(kernel_run):
 
 def test_c9_x3_an_odd_device_count_is_refused_with_the_restart_hint():
     # C9-X3: with 3 devices the model axis has one device, and (None, "model") split nothing, yet passed.
-    mp_cell = code_cell("MODEL_AXIS = ")
+    mp_cell = code_cell("ch9", "MODEL_AXIS = ")
     program = "\n".join(f"{name} = {value!r}" for name, value in {
-        "DEVICE_CELL": code_cell("CPU_DEVICES = "),
-        "MESH_LINES": "\n".join(line for line in mp_cell.splitlines() if line.startswith(("MODEL_AXIS", "mesh = "))),
-        "LAYOUT_OF": re.search(r"^def layout_of.*?(?=\n\n\n)", mp_cell, re.DOTALL | re.MULTILINE).group(0),
-        "EXERCISE": code_cell('check("ch9.kernel_on_model_axis"'),
-        "SOLUTION": folded_solution("ch9.kernel_on_model_axis")}.items()) + """
+        "DEVICE_CELL": code_cell("ch9", "CPU_DEVICES = "), "MESH_LINES": statements(mp_cell, "MODEL_AXIS", "mesh = "),
+        "LAYOUT_OF": definition(mp_cell, "layout_of"),
+        "SOLVED": with_layout_entry(folded_solution(KERNEL_EXERCISE))}.items()) + """
 import contextlib, io, json
 import helpers
 DEVICES = 3  # the device cell sets KERAS_BACKEND and XLA_FLAGS itself; no setup needed for this check
@@ -192,10 +175,9 @@ exec(DEVICE_CELL)
 devices = dist.list_devices("cpu")
 exec(MESH_LINES)
 exec(LAYOUT_OF)
-first = EXERCISE.splitlines()[1]
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
-    exec(EXERCISE.replace(first, first + "\\n" + SOLUTION), globals())
+    exec(SOLVED, globals())
 print(json.dumps({"mesh": dict(zip(mesh.axis_names, mesh.shape)), "verdict": out.getvalue().strip().splitlines()[-1]}))
 """
     found = run_python(program)
@@ -220,12 +202,12 @@ def test_c1_x4_a_search_that_never_ends_gets_a_hint_not_a_hang(capsys):
 def test_c1_x4_the_notebooks_own_call_on_the_simulated_device_ends_too():
     from helpers.errors import CourseError
 
-    device = ch9.simulated_memory(0.5e6, 1e6, 100.75)
+    device = simulated_memory(0.5e6, 1e6, 100.75)
     with pytest.raises(CourseError, match="the search does not end"):
         while True:
             try:
                 device(8)
-            except ch9.ResourceExhaustedError:
+            except ResourceExhaustedError:
                 pass
 
 
@@ -233,7 +215,7 @@ def test_c9_x2_a_search_that_catches_only_its_backends_oom_class_is_pointed_to_i
     class JaxRuntimeError(RuntimeError):
         pass
 
-    named = function(folded_solution("ch9.exact_largest_batch").replace(
+    named = function(folded_solution(EXACT).replace(
         "except Exception as err:", "except JaxRuntimeError as err:"))
     named.__globals__["JaxRuntimeError"] = JaxRuntimeError
     named.__globals__["largest_batch"] = largest_batch

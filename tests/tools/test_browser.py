@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -37,6 +38,13 @@ def test_tensorboard_serves_the_profile_and_is_stopped_afterwards(trace):
         assert len(json.loads(servers.get(f"{url}/data/plugin/profile/runs"))) == 1
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{url}/data/plugin/profile/runs", timeout=2)
+
+
+def test_a_free_port_binds_whether_this_python_or_another_picks_it():
+    # The replica's own process has only the standard library: its TensorBoard's Python picks the port.
+    for port in (servers.free_port(), servers.free_port(sys.executable)):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
 
 
 def test_a_folder_without_a_trace_is_named(tmp_path):

@@ -1,14 +1,12 @@
 """tools/export.py: the notebooks are the source of the code they teach; the package's copies must follow them."""
 
 import ast
-import inspect
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from helpers import strategies
 from tools import export
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,19 +93,17 @@ def test_writefile_a_cells_continue_the_program_a_writefile_cell_started(tmp_pat
         export.generated_files([path])
 
 
+def test_a_comment_in_a_markdown_code_block_is_not_a_section(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## 2. The worker"),
+        nbformat.v4.new_markdown_cell("Run it:\n```python\n# on each machine\nmain()\n```"),
+        nbformat.v4.new_code_cell("#|export\nTAUGHT = 1")])
+    path = tmp_path / "06_input_pipelines.ipynb"
+    nbformat.write(nb, path)
+    assert export.exported_cells(path)[0][1] == "2. The worker"
+
+
 def test_check_reports_stale_files_and_exits_1(monkeypatch, capsys):
     monkeypatch.setattr(export, "stale", lambda: ["helpers/chapters/ch06_input_pipelines.py"])
     assert export.main(["--check"]) == 1
     assert "helpers/chapters/ch06_input_pipelines.py is stale: run `make export`" in capsys.readouterr().out
-
-
-def test_chapter_5_teaches_the_calls_choose_strategy_makes():
-    # helpers.strategies (plumbing, used by every chapter) cannot import chapter code: chapter 5's TPU program makes
-    # the same four calls (with TensorFlow passed in, as the program imports it only where tensorflow-tpu is installed),
-    # kept equal to it here: the same statements after the docstring.
-    nb = nbformat.read(ROOT / "notebooks" / "05_tpu.ipynb", as_version=4)
-    [cell] = [c for c in nb.cells if c.cell_type == "code" and "def connect_tpu" in c.source]
-    source = cell.source.split("\n", 1)[1] if cell.source.startswith("%%writefile") else cell.source
-    taught = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "connect_tpu")
-    plumbing = ast.parse(inspect.getsource(strategies.connect_tpu)).body[0]
-    assert [ast.dump(s) for s in taught.body[1:]] == [ast.dump(s) for s in plumbing.body[1:]]

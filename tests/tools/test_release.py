@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-RELEASE = ROOT / "tools" / "release.py"
 DATE = "2031-02-03"
-# Stands in for tools/template.py: records how it was run and which version it found, in a tracked file.
+# Stands in for tools.template: records how it was run and which version it found, in a tracked file.
 RECORDING_TEMPLATE = """import pathlib, re, sys
 root = pathlib.Path(__file__).resolve().parents[1]
 version = re.search(r'^__version__ = "(.*)"', (root / "helpers" / "__init__.py").read_text(), re.MULTILINE)[1]
@@ -75,8 +74,9 @@ def make_repo(path: Path, version: str | None = None, changelog: str | None = No
 
 
 def run_release(repo: Path, *args: str, date: str = DATE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(RELEASE), *args, "--root", str(repo), "--date", date],
-                          capture_output=True, text=True, timeout=120)
+    """`python -m tools.release` from this clone, on `repo`."""
+    return subprocess.run([sys.executable, "-m", "tools.release", *args, "--root", str(repo), "--date", date],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 def bumped(version: str) -> str:
@@ -199,13 +199,13 @@ def test_a_failing_template_leaves_no_commit_and_no_change(tmp_path):
     head = git(repo, "rev-parse", "HEAD").strip()
     done = run_release(repo, bumped(version_in(repo)))
     assert done.returncode == 1
-    assert "tools/template.py --fix failed" in done.stderr
+    assert "python -m tools.template --fix failed" in done.stderr
     assert_unchanged(repo, head)
 
 
 def test_the_real_template_moves_every_notebook_to_the_release(tmp_path):
     """The release as `make release` runs it, on a copy of this working tree as a clone would hold it (new files
-    included): the course's own tools/template.py, the repository being the one that holds the script (no --root)."""
+    included): the course's own tools.template, the repository being the one that holds the script (no --root)."""
     names = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0")
     for name in filter(None, names):
         if (ROOT / name).is_file():  # not a file deleted but not yet committed
@@ -217,7 +217,7 @@ def test_the_real_template_moves_every_notebook_to_the_release(tmp_path):
     git(tmp_path, "commit", "-q", "-m", "start")
     new = bumped(version_in(tmp_path))
 
-    done = subprocess.run([sys.executable, str(tmp_path / "tools" / "release.py"), new, "--date", DATE],
+    done = subprocess.run([sys.executable, "-m", "tools.release", new, "--date", DATE], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
 
     assert done.returncode == 0, done.stdout + done.stderr

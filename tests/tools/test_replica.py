@@ -1,4 +1,4 @@
-"""`make colab`, `make kaggle` and `make colab-tpu`'s decisions: what counts as the course install changing the
+"""`make replica P=colab|kaggle|colab-tpu`'s decisions: what counts as the course install changing the
 platform, which versions the replicas pin, a notebook run by the wrong kernel, and on the TPU runtime (no TensorFlow)
 which chapters run and how the others must stop."""
 
@@ -124,7 +124,8 @@ def test_the_platform_s_python_is_found_by_tools_find_python(monkeypatch):
     asked = []
     monkeypatch.setattr(replica.subprocess, "run", lambda args, **kwargs: asked.append(args) or
                         replica.subprocess.CompletedProcess(args, 1, "", "No Python 3.12 found. Install one"))
-    with pytest.raises(SystemExit, match=r"make kaggle: Kaggle's Python is needed. No Python 3.12 found. Install one"):
+    with pytest.raises(SystemExit, match=r"make replica P=kaggle: Kaggle's Python is needed. No Python 3.12 found. "
+                                         "Install one"):
         replica.find_python(KAGGLE)
     assert asked == [[replica.ROOT / "tools" / "find-python", "3.12"]]
 
@@ -208,6 +209,9 @@ def test_the_wheel_is_built_from_the_tree_without_touching_it(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "helpers/course.py" in names and "helpers/chapters/ch01_single_gpu.py" in names
+    # Colab and Kaggle get the helpers from this wheel: a package missing here is missing there.
+    packages = {str(init.parent.relative_to(replica.ROOT)) for init in (replica.ROOT / "helpers").rglob("__init__.py")}
+    assert packages <= {name.rpartition("/")[0] for name in names}
     assert not any("__pycache__" in name or name.startswith("tests/") for name in names)
     assert leftovers() == before  # nothing of the build left in the clone
 
@@ -228,8 +232,8 @@ def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(
     monkeypatch.setattr(replica, "freeze", lambda python: {"cryptography": "50.0.2"})  # as chapter 8's XProf did
     runs = []
 
-    def run_notebooks(args, env, cwd):
-        runs.append((env["COURSE_SOURCE"], cwd, [str(a) for a in args[-1:]]))
+    def run_notebooks(args, env, cwd, check):
+        runs.append((env["COURSE_SOURCE"], cwd, [str(a) for a in args[1:3]], Path(args[-1]).parent))
         build = tmp_path / "clone" / "build" / "kaggle"
         build.mkdir(parents=True)
         (build / "00_a.ipynb").write_text('"Versions: TensorFlow 2.20.0 + Keras 3.13.2 + Python 3.12.1 (tested"')
@@ -237,10 +241,12 @@ def test_the_notebooks_run_outside_the_clone_and_their_own_installs_are_checked(
 
     monkeypatch.setattr(replica.subprocess, "run", run_notebooks)
     assert replica.main(["--platform", "kaggle", "--python", "python3.12", str(source)]) == 1
-    [(index, cwd, [copy])] = runs
+    [(index, cwd, command, folder)] = runs
     # The first notebook's setup cell, outside the clone, installs the version it names from the wheel's index.
-    assert installed == [("http://index/tf_fast_course-1.2.3-py3-none-any.whl", "00_a.ipynb", str(cwd), "1.2.3")]
-    assert index == installed[0][0] and copy == f"{cwd}/00_a.ipynb" and not cwd.startswith(str(replica.ROOT))
+    assert installed == [("http://index/tf_fast_course-1.2.3-py3-none-any.whl", "00_a.ipynb", str(folder), "1.2.3")]
+    # The course's executor, run from the clone, on copies outside it (each kernel starts in its notebook's folder).
+    assert command == ["-m", "tools.run_notebooks"] and cwd == replica.ROOT
+    assert index == installed[0][0] and not str(folder).startswith(str(replica.ROOT))
     out = capsys.readouterr().out
     assert "own installs changed packages the platform installed:\n  cryptography: 43.0.3 -> 50.0.2" in out
 
@@ -371,7 +377,7 @@ def test_a_chapter_that_needs_tensorflow_runs_its_setup_cells_alone_from_a_runti
     build = tmp_path / "clone" / "build" / "colab-tpu" / "setup-cells"
 
     def run_notebooks(*args, env, cwd, check, **kwargs):
-        assert not check and cwd == tmp_path  # it fails, in the notebook's folder
+        assert not check and args[-1].parent == tmp_path  # it fails, in the notebook's folder
         ran.append(json.loads(args[-1].read_text())["cells"])
         build.mkdir(parents=True)
         (build / args[-1].name).write_text(json.dumps(executed(error("CourseError", ONE_LINE))))
@@ -402,8 +408,8 @@ def test_the_tpu_replica_runs_the_jax_chapters_on_8_devices_and_stops_the_others
     monkeypatch.setattr(replica, "install_course", lambda platform, python, first, version, env: (
         steps.append(("install", first.name, env["COURSE_DEVICES"])) or ({}, [])))
 
-    def run_notebooks(args, env, cwd):
-        steps.append(("run", [Path(a).name for a in args[6:]], env["COURSE_DEVICES"]))
+    def run_notebooks(args, env, cwd, check):
+        steps.append(("run", [Path(a).name for a in args[7:]], env["COURSE_DEVICES"]))
         build = tmp_path / "clone" / "build" / "colab-tpu"
         build.mkdir(parents=True)
         (build / "09_b.ipynb").write_text('"Versions: Keras 3.13.2 on JAX 0.7.2 (backend jax), Python 3.13.0"')

@@ -1,4 +1,5 @@
-"""`make run`'s driver: executes notebooks into build/, keeps going past failures, writes the report."""
+"""The one executor (`make run`, `make outputs`): executes notebooks into build/ or in place, keeps going past failures,
+writes the report, cleans what differs between runs."""
 
 import nbformat
 import pytest
@@ -65,3 +66,48 @@ def test_run_one_names_the_slowest_cells(tmp_path, build, capsys):
     printed = capsys.readouterr().out
     assert "03_slow.ipynb: OK in" in printed
     assert printed.split("slowest cells: ")[1].startswith("cell 2 ")  # where a slow run spent its time
+
+
+def test_in_place_stores_a_finished_run_and_keeps_a_notebook_an_error_stopped(tmp_path, build, capsys):
+    ok = notebook(tmp_path / "04_ok.ipynb", "print('fresh')")
+    assert run_notebooks.main(["--in-place", str(ok)]) == 0
+    [cell] = nbformat.read(ok, as_version=4).cells
+    assert cell.outputs[0].text == "fresh\n" and cell.execution_count == 1
+    assert "execution" not in cell.metadata  # cleaned as the repository stores notebooks
+    bad = notebook(tmp_path / "05_bad.ipynb", "1 / 0")
+    stored_bad = bad.read_text()
+    logs = notebook(tmp_path / "06_log.ipynb", "import sys\nprint('a log line', file=sys.stderr)")
+    assert run_notebooks.main(["--in-place", str(bad), str(logs)]) == 1
+    assert bad.read_text() == stored_bad
+    # Finished, so stored, but reported: `make run` would flag the line.
+    assert nbformat.read(logs, as_version=4).cells[0].outputs[0].text == "a log line\n"
+    assert "06_log.ipynb: FAILED: cell 1: shows log lines on stderr" in capsys.readouterr().out
+    assert list(build.iterdir()) == []  # no report, nothing in build/
+
+
+def test_clean_drops_widget_state_and_timing_metadata():
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"state": {}}
+    cell = nbformat.v4.new_code_cell("1")
+    cell.metadata["execution"] = {"iopub.status.busy": "now"}
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "Output()"})]
+    nb.cells = [cell]
+    run_notebooks.clean(nb)
+    assert "widgets" not in nb.metadata
+    assert "execution" not in nb.cells[0].metadata
+    assert nb.cells[0].outputs == []
+
+
+def test_clean_keeps_printbars_line_without_the_wall_clock_time(capsys):
+    from helpers.chapters.ch01_single_gpu import printbar
+
+    printbar("start")
+    printbar()
+    printed = capsys.readouterr().out
+    cell = nbformat.v4.new_code_cell("printbar()")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="before\n" + printed + "10:11:12.345 stays\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    run_notebooks.clean(nb)
+    assert nb.cells[0].outputs[0].text == ("before\n" + "=" * 80 + "HH:MM:SS.mmm TZ  start\n" + "=" * 80
+                                           + "HH:MM:SS.mmm TZ\n10:11:12.345 stays\n")

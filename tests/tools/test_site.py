@@ -46,7 +46,7 @@ def test_the_minutes_table_lists_each_measured_notebook_and_names_the_missing_on
 
 
 def test_without_measurements_the_page_says_how_to_make_them(tmp_path):
-    assert conf.minutes_table(tmp_path / "none.json") == ("No measurements yet: `python tools/fast_mode_minutes.py "
+    assert conf.minutes_table(tmp_path / "none.json") == ("No measurements yet: `python -m tools.fast_mode_minutes "
                                                          "--runs 3` writes `none.json`.")
 
 

@@ -85,34 +85,6 @@ def test_check_catches_a_broken_notebook(tmp_path):
     assert "nbval-ignore-output" in found
 
 
-def test_clean_drops_widget_state_and_timing_metadata():
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["widgets"] = {"state": {}}
-    cell = nbformat.v4.new_code_cell("1")
-    cell.metadata["execution"] = {"iopub.status.busy": "now"}
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "Output()"})]
-    nb.cells = [cell]
-    template.clean(nb)
-    assert "widgets" not in nb.metadata
-    assert "execution" not in nb.cells[0].metadata
-    assert nb.cells[0].outputs == []
-
-
-def test_clean_keeps_printbars_line_without_the_wall_clock_time(capsys):
-    from helpers.chapters.ch01_single_gpu import printbar
-
-    printbar("start")
-    printbar()
-    printed = capsys.readouterr().out
-    cell = nbformat.v4.new_code_cell("printbar()")
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="before\n" + printed + "10:11:12.345 stays\n")]
-    nb = nbformat.v4.new_notebook(cells=[cell])
-    template.clean(nb)
-    assert nb.cells[0].outputs[0].text == ("before\n" + "=" * 80 + "HH:MM:SS.mmm TZ  start\n" + "=" * 80
-                                           + "HH:MM:SS.mmm TZ\n10:11:12.345 stays\n")
-
-
 @pytest.mark.parametrize("parameters, expected", [({"FAST": "fast", "DEVICES": 2}, ("fast", 2)),
                                                   ({"FAST": False}, (False, None))])
 def test_papermill_parameters_override_the_form_defaults(parameters, expected):

@@ -155,7 +155,8 @@ def test_check_versions_without_tensorflow_says_in_one_line_which_runtime_to_swi
     with pytest.raises(CourseError) as caught:
         versions.check_versions()
     message = str(caught.value)
-    assert "\n" not in message  # one line: `make colab-tpu` checks the same in every chapter that needs TensorFlow
+    # one line: `make replica P=colab-tpu` checks the same in every chapter that needs TensorFlow
+    assert "\n" not in message
     assert message.startswith("This chapter needs TensorFlow, which this runtime (e.g. Colab's TPU runtime) does not "
                               "have: switch to a runtime with it (")
     assert "Colab: Runtime > Change runtime type > T4 GPU or CPU; Kaggle: Settings > Accelerator > GPU T4 x2" in message
@@ -189,7 +190,7 @@ with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
     import keras, jax  # chapter 9's device cell, then what its cells import
     from helpers.chapters.ch01_single_gpu import reuters_conv1d
     from helpers.chapters.ch09_bigger_than_one_device import largest_batch
-    from helpers.bench import ch09_bigger_than_one_device
+    import helpers.memory
     import helpers.exercises
     reuters_conv1d()
 print(json.dumps({"import": after_import, "setup": after_setup, "fast": course.fast, "backend": keras.backend.backend(),

@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from helpers import readings, report
@@ -150,3 +151,53 @@ def test_asking_for_a_variant_that_is_not_there_names_those_that_are():
                               record_as=False)
     with pytest.raises(CourseError, match="no variant called 'c'; it has b"):
         result["c"]
+
+
+# ---------------------------------------------------------------------------- spreads and input rates
+
+
+def test_spread_prints_the_median_and_the_range():
+    assert readings.spread([4350.0, 3900.0, 4600.0], "images/s") == "median 4,350 images/s, range 3,900-4,600"
+    assert readings.spread([1.33, 1.2, 1.5]) == "median 1.33, range 1.20-1.50"
+    assert readings.spread([0.012, 0.0105, 0.02], "s") == "median 12.0 ms, range 10.5-20.0"  # under 1 s: ms
+    with pytest.raises(CourseError, match="at least one measurement"):
+        readings.spread([])
+
+
+class Batches:
+    """`count` (images, labels) batches of `size`, as NumPy arrays: what a PyDataset or a generator hands over."""
+
+    def __init__(self, count, size=8):
+        self.count, self.size = count, size
+
+    def __iter__(self):
+        for _ in range(self.count):
+            yield np.zeros((self.size, 4, 4, 3), "float32"), np.zeros(self.size, "int64")
+
+
+def test_input_reader_keeps_one_iterator_and_explains_when_it_runs_out():
+    read = readings.input_reader(iter(Batches(8)), batches=3)  # a generator: it cannot start again
+    assert read() > 0 and read() > 0  # 2 untimed + 3, then 3: all 8 batches, one iterator throughout
+    with pytest.raises(CourseError, match="ran out before the 3 batches a reading takes"):
+        read()
+    first = readings.input_reader(Batches(4), batches=3)  # 2 untimed + 3 > 4: the first call runs out
+    with pytest.raises(CourseError, match=r"the 5 batches a reading takes; add \.repeat\(\) or ask for fewer"):
+        first()
+
+
+def test_input_reader_counts_the_examples_it_reads_and_times_only_those(monkeypatch):
+    ticks = iter(range(100))
+    monkeypatch.setattr(readings.time, "perf_counter", lambda: next(ticks) * 0.25)  # each reading 0.25 s later
+    read = readings.input_reader(Batches(5, size=16), batches=3)
+    assert read() == pytest.approx(3 * 16 / 0.25)  # 3 batches of 16 between two readings; the 2 warm-up ones not
+
+
+def test_examples_read_counts_plain_arrays_and_the_first_part_of_tuples():
+    assert readings.examples_read(iter([np.zeros((4, 2)), np.zeros((3, 2))]), 2, 2) == 7
+    assert readings.examples_read(iter([(np.zeros((5, 2)), np.zeros(5))]), 1, 1) == 5
+
+
+@pytest.mark.parametrize("batches", [0, 2.5, True])
+def test_input_reader_wants_a_whole_number_of_batches(batches):
+    with pytest.raises(CourseError, match=r"input_reader\(batches="):
+        readings.input_reader(Batches(8), batches=batches)

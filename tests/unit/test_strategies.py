@@ -35,14 +35,14 @@ def test_usable_tpu_strategy_with_a_build_without_tpu_support_points_to_chapters
     assert "pip install" not in out  # TensorFlow's TPU build would replace the runtime's libtpu
 
 
-def test_usable_tpu_strategy_falls_back_when_resolver_fails(monkeypatch, capsys):
+def test_usable_tpu_strategy_falls_back_when_connecting_fails(monkeypatch, capsys):
     monkeypatch.setenv("TPU_NAME", "fake-tpu")
     monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
 
-    def failing_resolver(**kwargs):
+    def failing_connect():
         raise ValueError("Please provide a TPU Name to connect to.")
 
-    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", failing_resolver)
+    monkeypatch.setattr(strategies, "connect_tpu", failing_connect)
     assert strategies.usable_tpu_strategy() is None
     assert capsys.readouterr().out == (
         f"TPU hinted (TPU_NAME=fake-tpu) but not usable with TensorFlow {tf.__version__}: "
@@ -53,24 +53,9 @@ def test_usable_tpu_strategy_falls_back_when_resolver_fails(monkeypatch, capsys)
 def test_usable_tpu_strategy_success_path(monkeypatch):
     monkeypatch.setenv("COLAB_TPU_ADDR", "10.0.0.2:8470")
     monkeypatch.setattr(devices, "tpu_build", lambda: "tensorflow-tpu 2.20.0")
-    calls = []
-    resolver = object()
     strategy = object()
-
-    def fake_resolver(tpu):
-        calls.append(("resolve", tpu))
-        return resolver
-
-    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", fake_resolver)
-    monkeypatch.setattr(tf.config, "experimental_connect_to_cluster",
-                        lambda r: calls.append(("connect", r)))
-    monkeypatch.setattr(tf.tpu.experimental, "initialize_tpu_system",
-                        lambda r: calls.append(("init", r)))
-    monkeypatch.setattr(tf.distribute, "TPUStrategy",
-                        lambda r: calls.append(("strategy", r)) or strategy)
+    monkeypatch.setattr(strategies, "connect_tpu", lambda: strategy)
     assert strategies.usable_tpu_strategy() is strategy
-    assert calls == [("resolve", "local"), ("connect", resolver), ("init", resolver),
-                     ("strategy", resolver)]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import tensorflow as tf
 from helpers import CourseError
 from helpers.chapters import ch01_single_gpu
 from helpers.chapters.ch01_single_gpu import Timing, force, measure, printbar
-from helpers.timing import EpochTimer
+from helpers.timing import EpochTimer, format_seconds
 
 BAR = re.compile(r"^={80}(\d\d):(\d\d):(\d\d)\.(\d{3}) (\S+)(?:  (.*))?$")
 
@@ -67,6 +67,11 @@ def test_force_turns_tensors_into_numpy_in_nested_structures():
     assert isinstance(result["a"], np.ndarray)
     np.testing.assert_array_equal(result["a"], [1.0, 2.0])
     assert result["b"][0] == 3 and result["b"][1:] == ("text", 4)
+
+
+def test_format_seconds_in_ms_under_a_second_else_in_s():
+    assert [format_seconds(s) for s in (0.0004, 0.1234, 0.9999, 1.0, 12.345)] == [
+        "0.4 ms", "123.4 ms", "999.9 ms", "1.00 s", "12.35 s"]
 
 
 def test_timing_statistics_and_text():
