@@ -23,12 +23,13 @@ def compiled_with_policy(policy, jit_compile, data, *, learning_rate=1e-3, seed=
     try:
         keras.utils.set_random_seed(seed)
         model = reuters_conv1d(vocab_size=data.vocab_size, num_classes=data.num_classes)
+        # compile() adds a LossScaleOptimizer for mixed_float16
         model.compile(
             optimizer=keras.optimizers.Nadam(learning_rate),
             loss=helpers.models.matching_loss(),
             metrics=["accuracy"],
             jit_compile=jit_compile,
-        )  # adds a LossScaleOptimizer for mixed_float16
+        )
     finally:
         keras.config.set_dtype_policy("float32")  # never leak a policy into later code
     return model

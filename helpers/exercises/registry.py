@@ -27,7 +27,7 @@ def check(name: str, answer) -> None:
         print(f"No exercise called {name!r}. Known exercises: {known}.")
         return
     if answer is None or answer is ...:
-        print(f"[{name}] Not answered yet: replace the ... / None in the cell above, run it, then this one.")
+        print(f"[{name}] Not answered yet: replace the ... / None in this cell and run it again.")
         return
     try:
         hint = _CHECKS[name](answer)

@@ -173,8 +173,7 @@ def test_logits_model_with_the_wrong_kind_of_loss(capsys, loss):
 @pytest.mark.parametrize("answer", [None, ...])
 def test_unanswered(capsys, answer):
     out = verdict(capsys, "ch0.faster_accelerator", answer)
-    assert out == ("[ch0.faster_accelerator] Not answered yet: replace the ... / None in the cell above, "
-                   "run it, then this one.")
+    assert out == "[ch0.faster_accelerator] Not answered yet: replace the ... / None in this cell and run it again."
 
 
 def test_unknown_exercise_lists_known_ones(capsys):

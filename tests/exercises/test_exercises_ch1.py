@@ -17,7 +17,7 @@ def verdict(capsys, name, answer):
     return out.rstrip("\n")
 
 
-NOT_ANSWERED = "Not answered yet: replace the ... / None in the cell above"
+NOT_ANSWERED = "Not answered yet: replace the ... / None in this cell"
 
 
 def logits_answer(code):

@@ -5,6 +5,7 @@ chapter's device cell makes by default (no DEVICES, no COURSE_DEVICES)."""
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 import pytest
@@ -63,17 +64,17 @@ def test_a_constant_is_rejected(capsys):
 
 
 def test_trying_every_size_is_rejected(capsys):
-    def one_by_one(try_batch, start=8, limit=4096):
-        fits = None
-        for batch in range(start, limit + 1):
+    def one_by_one(try_batch, start=8, limit=4096):  # every size in turn, until one does not fit
+        def fits(batch):
             try:
                 try_batch(batch)
+                return True
             except Exception as err:
-                if not is_out_of_memory(err):
-                    raise
-                break
-            fits = batch
-        return fits
+                if is_out_of_memory(err):
+                    return False
+                raise
+
+        return max(itertools.takewhile(fits, range(start, limit + 1)), default=None)
 
     assert re.search(r"right answer, but it tried \d+ sizes .* at most 23", verdict(capsys, one_by_one))
 

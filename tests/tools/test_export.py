@@ -53,24 +53,27 @@ def test_an_edited_cell_makes_its_module_stale_until_exported(tmp_path):
     assert "EDITED = True" in module.read_text()
 
 
+def notebook(path: Path, *cells: str) -> Path:
+    """A notebook at `path` of these cells: markdown where the text starts with '#' or prose, else code."""
+    code = ("#|", "%%", "NOT")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) if c.startswith(code)
+                                         else nbformat.v4.new_markdown_cell(c) for c in cells])
+    nbformat.write(nb, path)
+    return path
+
+
 def test_the_marker_is_short_and_only_a_first_line_marks_a_cell(tmp_path):
     assert len(export.MARKER) <= 12
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("## 1. A section"),
-        nbformat.v4.new_code_cell("#|export\nTAUGHT = 1"),
-        nbformat.v4.new_code_cell("NOT = 2\n#|export"),  # the marker must be the first line
-        nbformat.v4.new_code_cell("#|exported\nNOT_EITHER = 3")])
-    path = tmp_path / "06_input_pipelines.ipynb"
-    nbformat.write(nb, path)
+    path = notebook(tmp_path / "06_input_pipelines.ipynb", "## 1. A section", "#|export\nTAUGHT = 1",
+                    "NOT = 2\n#|export",  # the marker must be the first line
+                    "#|exported\nNOT_EITHER = 3")
     assert export.exported_cells(path) == [(1, "1. A section", "helpers/chapters/ch06_input_pipelines.py",
                                             "TAUGHT = 1", False)]
 
 
 def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "%%writefile ch7_programs/worker.py\n#|export\nprint('hi')")])
-    path = tmp_path / "07_beyond_one_machine.ipynb"
-    nbformat.write(nb, path)
+    path = notebook(tmp_path / "07_beyond_one_machine.ipynb",
+                    "%%writefile ch7_programs/worker.py\n#|export\nprint('hi')")
     [(target, text)] = export.generated_files([path]).items()
     assert target == "helpers/programs/worker.py"  # named by %%writefile, not by the marker
     assert text.startswith("# Generated from notebooks/07_beyond_one_machine.ipynb by `make export`")
@@ -78,28 +81,18 @@ def test_a_writefile_cell_is_a_program_of_its_own(tmp_path):
 
 
 def test_writefile_a_cells_continue_the_program_a_writefile_cell_started(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("%%writefile ch7_programs/worker.py\n#|export\ndef main():\n    pass"),
-        nbformat.v4.new_markdown_cell("## 2. Next"),
-        nbformat.v4.new_code_cell("%%writefile -a ch7_programs/worker.py\n#|export\nmain()")])
-    path = tmp_path / "07_beyond_one_machine.ipynb"
-    nbformat.write(nb, path)
-    [(target, text)] = export.generated_files([path]).items()
+    first = "%%writefile ch7_programs/worker.py\n#|export\ndef main():\n    pass"
+    rest = ("## 2. Next", "%%writefile -a ch7_programs/worker.py\n#|export\nmain()")
+    [(target, text)] = export.generated_files([notebook(tmp_path / "07_a.ipynb", first, *rest)]).items()
     assert target == "helpers/programs/worker.py"
     assert text.endswith("(tools/export.py).\ndef main():\n    pass\n\n\nmain()\n")
-    nb.cells = nb.cells[1:]  # appending to a program no cell has started
-    nbformat.write(nb, path)
-    with pytest.raises(SystemExit, match="before a `%%writefile` cell wrote it"):
-        export.generated_files([path])
+    with pytest.raises(SystemExit, match="before a `%%writefile` cell wrote it"):  # no cell started the program
+        export.generated_files([notebook(tmp_path / "07_b.ipynb", *rest)])
 
 
 def test_a_comment_in_a_markdown_code_block_is_not_a_section(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("## 2. The worker"),
-        nbformat.v4.new_markdown_cell("Run it:\n```python\n# on each machine\nmain()\n```"),
-        nbformat.v4.new_code_cell("#|export\nTAUGHT = 1")])
-    path = tmp_path / "06_input_pipelines.ipynb"
-    nbformat.write(nb, path)
+    path = notebook(tmp_path / "06_input_pipelines.ipynb", "## 2. The worker",
+                    "Run it:\n```python\n# on each machine\nmain()\n```", "#|export\nTAUGHT = 1")
     assert export.exported_cells(path)[0][1] == "2. The worker"
 
 
