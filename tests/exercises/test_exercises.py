@@ -36,6 +36,9 @@ RIGHT_ANSWERS = {
     "ch1.logits_model": lambda: solved("ch1.logits_model", "logits_model", "logits_loss",
                                        reuters_conv1d=reuters_conv1d, keras=keras),
     "ch1.reshuffled_batches": lambda: solved("ch1.reshuffled_batches", "grouped", tf=tf),
+    "ch2.dense_training_flops": lambda: solved("ch2.dense_training_flops", "dense_training_flops"),
+    "ch2.adam_bytes_per_parameter": lambda: solved("ch2.adam_bytes_per_parameter", "adam_bytes_per_parameter"),
+    "ch2.ring_bytes_per_device": lambda: solved("ch2.ring_bytes_per_device", "ring_bytes_per_device"),
     "ch3.global_batch": lambda: solved("ch3.global_batch", "global_batch"),
     "ch3.match_one_replica": lambda: solved_cell("ch3.match_one_replica", "one_replica_settings"),
     "ch4.survivors": lambda: solved("ch4.survivors", "survivors"),
@@ -52,9 +55,6 @@ RIGHT_ANSWERS = {
 JAX_EXERCISES = {"ch9.kernel_on_model_axis"}
 # Timed or long checks whose right answer (the notebook's solution) is run once, by the test named here.
 SOLUTION_TESTED_IN = {
-    "ch2.dense_training_flops": "test_ch02_numbers_behind_speed.py::test_dense_training_flops_accepts_the_solution",
-    "ch2.adam_bytes_per_parameter": "test_ch02_numbers_behind_speed.py::test_adam_bytes_accepts_the_solution",
-    "ch2.ring_bytes_per_device": "test_ch02_numbers_behind_speed.py::test_ring_bytes_accepts_the_solution",
     "ch3.busy_replicas": "test_exercises_ch3.py::test_busy_replicas_on_two_devices_times_the_solution",
     "ch5.fused_steps": "test_exercises_ch5.py::test_fused_steps_accepts_the_solution_refuses_the_rest",
     "ch5.static_batches": "test_exercises_ch5.py::test_static_batches_accepts_counting_whole_batches_only",
