@@ -67,6 +67,7 @@ def make_repo(path: Path, version: str | None = None, changelog: str | None = No
     (path / "CHANGELOG.md").write_text(changelog if changelog is not None else changelog_with_an_entry())
     (path / "tools" / "template.py").write_text(template)
     (path / "notebooks" / "ran.txt").write_text("not yet\n")
+    shutil.copy(ROOT / ".gitignore", path)  # as in the course: `python -m tools.template` leaves bytecode behind
     git(path, "init", "-q")
     git(path, "add", ".")
     git(path, "commit", "-q", "-m", "start")
