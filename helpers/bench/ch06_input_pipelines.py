@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from helpers.chapters.ch06_input_pipelines import LATENCY_S, pipeline_rates, pipeline_result
+from helpers.chapters.ch06_input_pipelines import LATENCY_S, as_runs, pipeline_rates, pipeline_result
 from helpers.images import default_root, list_image_folder, make_image_folder
 from helpers.results import Result
 
@@ -25,7 +25,7 @@ def pipeline_comparison(fast: bool, root=None) -> dict:
 
 def _median(rate) -> float:
     """A rate, or the median of repeated rates."""
-    return statistics.median(rate) if isinstance(rate, (list, tuple)) else float(rate)
+    return statistics.median(as_runs(rate))
 
 
 def speedups(rates: dict, label: str) -> dict:

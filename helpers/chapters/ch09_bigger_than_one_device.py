@@ -43,7 +43,7 @@ import math
 BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "int32": 4, "int64": 8}
 
 
-def variable_bytes(variable) -> int:
+def bytes_of(variable) -> int:
     return math.prod(variable.shape) * BYTES[variable.dtype]
 
 
@@ -54,9 +54,9 @@ def fixed_bytes(model) -> dict[str, int]:
     if not model.optimizer.built:
         model.optimizer.build(model.trainable_variables)  # what fit() does before its first step
     return {
-        "weights": sum(variable_bytes(w) for w in model.weights),
-        "gradients": sum(variable_bytes(w) for w in model.trainable_weights),
-        "optimizer": sum(variable_bytes(v) for v in model.optimizer.variables),
+        "weights": sum(bytes_of(w) for w in model.weights),
+        "gradients": sum(bytes_of(w) for w in model.trainable_weights),
+        "optimizer": sum(bytes_of(v) for v in model.optimizer.variables),
     }
 
 

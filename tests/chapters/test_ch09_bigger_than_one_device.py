@@ -72,7 +72,7 @@ def test_the_simulated_device_counts_weights_gradients_optimizer_and_activations
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])  # 55 numbers
     model.compile(optimizer="adam", loss="mse")
     held = ch9.fixed_bytes(model)  # builds the optimizer, as fit() would
-    scalars = sum(ch9.variable_bytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step, rate
+    scalars = sum(ch9.bytes_of(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step, rate
     assert held == {"weights": 4 * 55, "gradients": 4 * 55, "optimizer": 2 * 4 * 55 + scalars}
     assert ch9.activation_bytes_per_example(model) == 2 * 4 * 5
     ran = []
@@ -99,7 +99,7 @@ def test_the_optimizer_state_is_read_from_the_optimizer_accumulators_included(op
     model = keras.Sequential([keras.Input((10,)), keras.layers.Dense(5)])
     model.compile(optimizer=optimizer, loss="mse")
     held = ch9.fixed_bytes(model)["optimizer"]
-    scalars = sum(ch9.variable_bytes(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step, rate
+    scalars = sum(ch9.bytes_of(v) for v in model.optimizer.variables if len(v.shape) == 0)  # step, rate
     assert held - scalars == copies * 4 * 55
 
 
